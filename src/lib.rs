@@ -1,0 +1,10 @@
+//! mpcmc: a chess meta-engine that plays by model predictive control over
+//! other UCI engines (MPC-MC).
+//!
+//! - [`uci`] faces the GUI: the wire codec, options, time, the session.
+//! - [`engine`] faces the children: processes, the UCI client, the pool.
+//! - [`mpc`] is the decision logic, knowing children only through a trait.
+
+pub mod engine;
+pub mod mpc;
+pub mod uci;

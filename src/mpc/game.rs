@@ -1,0 +1,211 @@
+//! A game as the GUI gave it: where it started, every move since, and the
+//! repetition history, with the exact rules that end it.
+//!
+//! The meta-engine decides finished games itself, at every node of its
+//! lookahead, so no child is ever asked about one. Threefold repetition needs the
+//! whole history from `position … moves …`, which is why a [`Game`] keeps the
+//! hash of every position it passed through.
+
+use shakmaty::{
+    CastlingMode, Chess, EnPassantMode, Move, Position,
+    fen::Fen,
+    zobrist::Zobrist64,
+};
+
+use crate::mpc::score::Value;
+
+/// Why a position ends the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Terminal {
+    /// The side to move is checkmated.
+    Checkmate,
+    Stalemate,
+    InsufficientMaterial,
+    FiftyMoves,
+    Threefold,
+}
+
+impl Terminal {
+    /// The game's value from the side to move.
+    pub fn value(self) -> Value {
+        match self {
+            Terminal::Checkmate => Value::MATED,
+            _ => Value::DRAW,
+        }
+    }
+}
+
+/// A game from its start position with every move played since.
+#[derive(Debug, Clone)]
+pub struct Game {
+    /// `None`: the standard start position (written `startpos` to children).
+    start_fen: Option<Fen>,
+    start: Chess,
+    moves: Vec<Move>,
+    /// Hash of every position reached, the start included: `moves.len() + 1`.
+    hashes: Vec<u64>,
+    current: Chess,
+    castling: CastlingMode,
+}
+
+fn hash(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+impl Default for Game {
+    fn default() -> Self {
+        Game::new(None, Chess::default(), CastlingMode::Standard)
+    }
+}
+
+impl Game {
+    pub fn new(start_fen: Option<Fen>, start: Chess, castling: CastlingMode) -> Game {
+        Game {
+            start_fen,
+            hashes: vec![hash(&start)],
+            current: start.clone(),
+            start,
+            moves: Vec::new(),
+            castling,
+        }
+    }
+
+    /// Plays a move known to be legal in [`Game::position`].
+    pub fn push(&mut self, m: Move) {
+        self.current.play_unchecked(m);
+        self.hashes.push(hash(&self.current));
+        self.moves.push(m);
+    }
+
+    pub fn position(&self) -> &Chess {
+        &self.current
+    }
+
+    pub fn start_fen(&self) -> Option<&Fen> {
+        self.start_fen.as_ref()
+    }
+
+    pub fn start(&self) -> &Chess {
+        &self.start
+    }
+
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    pub fn castling_mode(&self) -> CastlingMode {
+        self.castling
+    }
+
+    /// Whether the position after the game plus `line` (legal moves from the
+    /// current position) ends the game, and why. Checkmate is tested first: a
+    /// mate on the hundredth half-move is still a mate.
+    pub fn terminal_after(&self, line: &[Move]) -> Option<Terminal> {
+        let mut pos = self.current.clone();
+        let mut seen: Vec<u64> = Vec::with_capacity(line.len());
+        for m in line {
+            pos.play_unchecked(*m);
+            seen.push(hash(&pos));
+        }
+        let Some(&last) = seen.last() else {
+            return self.terminal_now();
+        };
+        terminal_of(&pos).or_else(|| {
+            let earlier = self.hashes.iter().chain(&seen[..seen.len() - 1]);
+            let repeats = earlier.filter(|h| **h == last).count();
+            (repeats >= 2).then_some(Terminal::Threefold)
+        })
+    }
+
+    /// Whether the current position ends the game.
+    pub fn terminal_now(&self) -> Option<Terminal> {
+        terminal_of(&self.current).or_else(|| {
+            let (last, earlier) = self.hashes.split_last()?;
+            let repeats = earlier.iter().filter(|h| *h == last).count();
+            (repeats >= 2).then_some(Terminal::Threefold)
+        })
+    }
+}
+
+/// Rules that the position alone decides.
+fn terminal_of(pos: &Chess) -> Option<Terminal> {
+    if pos.legal_moves().is_empty() {
+        return Some(if pos.is_check() {
+            Terminal::Checkmate
+        } else {
+            Terminal::Stalemate
+        });
+    }
+    if pos.is_insufficient_material() {
+        return Some(Terminal::InsufficientMaterial);
+    }
+    if pos.halfmoves() >= 100 {
+        return Some(Terminal::FiftyMoves);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::uci::UciMove;
+
+    fn game(fen: &str, moves: &str) -> Game {
+        let fen: Fen = fen.parse().expect("fen");
+        let pos: Chess = fen.clone().into_position(CastlingMode::Standard).expect("pos");
+        let mut g = Game::new(Some(fen), pos, CastlingMode::Standard);
+        for m in moves.split_whitespace() {
+            let m = m.parse::<UciMove>().expect("uci").to_move(g.position()).expect("legal");
+            g.push(m);
+        }
+        g
+    }
+
+    fn mv(g: &Game, line: &[Move], uci: &str) -> Move {
+        let mut pos = g.position().clone();
+        for m in line {
+            pos.play_unchecked(*m);
+        }
+        uci.parse::<UciMove>().expect("uci").to_move(&pos).expect("legal")
+    }
+
+    const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+    #[test]
+    fn rules_that_end_a_game() {
+        let cases = [
+            // Fool's mate: white to move is mated.
+            ("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3", Some(Terminal::Checkmate)),
+            ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", Some(Terminal::Stalemate)),
+            ("8/8/4k3/8/8/3BK3/8/8 w - - 0 1", Some(Terminal::InsufficientMaterial)),
+            ("8/8/4k3/8/8/3RK3/8/8 w - - 100 80", Some(Terminal::FiftyMoves)),
+            ("8/8/4k3/8/8/3RK3/8/8 w - - 99 80", None),
+            (START, None),
+        ];
+        for (fen, want) in cases {
+            assert_eq!(game(fen, "").terminal_now(), want, "{fen}");
+        }
+        assert_eq!(Terminal::Checkmate.value(), Value::MATED);
+        assert_eq!(Terminal::Threefold.value(), Value::DRAW);
+    }
+
+    #[test]
+    fn threefold_counts_the_game_history() {
+        // The start position occurs twice in the history (after 4 knight moves).
+        let g = game(START, "g1f3 g8f6 f3g1 f6g8");
+        assert_eq!(g.terminal_now(), None);
+        let a = mv(&g, &[], "g1f3");
+        let b = mv(&g, &[a], "g8f6");
+        let c = mv(&g, &[a, b], "f3g1");
+        let d = mv(&g, &[a, b, c], "f6g8");
+        assert_eq!(g.terminal_after(&[a]), None);
+        assert_eq!(g.terminal_after(&[a, b]), None, "second occurrence only");
+        // Third occurrence of the position after 1. Nf3 Nf6 2. Ng1: ply 3 of the game.
+        assert_eq!(g.terminal_after(&[a, b, c]), None, "second occurrence of this one");
+        assert_eq!(g.terminal_after(&[a, b, c, d]), Some(Terminal::Threefold));
+        // Mate beats the fifty-move rule.
+        let g = game("7k/8/6K1/8/8/8/8/R7 w - - 99 80", "");
+        let m = mv(&g, &[], "a1a8");
+        assert_eq!(g.terminal_after(&[m]), Some(Terminal::Checkmate));
+    }
+}

@@ -1,0 +1,95 @@
+//! The decision core: MPC-MC lookahead over child engines.
+//!
+//! This module knows child engines only through [`Children`]: ask a child, in a
+//! given [`Role`], to search a position reached from the game, and get a
+//! [`Report`] back. Processes and pipes live in `engine/`; the GUI side in
+//! `uci/`. That keeps the decision logic testable in-process.
+
+pub mod budget;
+pub mod fortify;
+pub mod game;
+pub mod lookahead;
+pub mod score;
+
+use std::{fmt, future::Future, sync::Arc, time::Duration};
+
+use shakmaty::{Chess, Move, Position};
+use tokio_util::sync::CancellationToken;
+
+pub use budget::ChildLimit;
+pub use game::{Game, Terminal};
+pub use lookahead::{Candidate, Decision, Lookahead, Rule, Settings, decide};
+pub use score::Value;
+
+/// What a child engine is asked to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The position evaluator `E`: scores a position (and names its own move).
+    Evaluator,
+    /// The nominal opponent `ν`: predicts the reply.
+    Opponent,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Evaluator => "evaluator",
+            Role::Opponent => "opponent",
+        })
+    }
+}
+
+/// One child search: the position after `game` and `line`, searched by a child
+/// in `role` under `limit`.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub role: Role,
+    pub game: Arc<Game>,
+    /// Legal moves from the game's current position.
+    pub line: Vec<Move>,
+    pub limit: ChildLimit,
+}
+
+impl Query {
+    /// The position the child searches.
+    pub fn position(&self) -> Chess {
+        let mut pos = self.game.position().clone();
+        for m in &self.line {
+            pos.play_unchecked(*m);
+        }
+        pos
+    }
+}
+
+/// What a child found. Moves are legal in the queried position (checked by the
+/// side that talks to the child).
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub best: Move,
+    /// Last exact score (a bound only when no exact score came), from the side
+    /// to move in the queried position.
+    pub score: Option<Value>,
+    /// The child's principal variation, legal from the queried position.
+    pub pv: Vec<Move>,
+    pub depth: u32,
+    pub nodes: u64,
+    /// From `go` written to `bestmove` read.
+    pub search_time: Duration,
+    /// The whole call (hash clearing, position, search): the child was busy.
+    pub busy_time: Duration,
+    /// The search was cut short by `stop`.
+    pub stopped: bool,
+}
+
+/// Child engines as the core sees them.
+pub trait Children: Send + Sync + 'static {
+    type Error: fmt::Display + Send + 'static;
+
+    /// Runs one search. On `cancel` the child is stopped and the search ends
+    /// with whatever it had (`Report::stopped`), or an error.
+    fn search(
+        &self,
+        query: Query,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<Report, Self::Error>> + Send;
+}

@@ -1,0 +1,169 @@
+//! One ordered value scale for centipawns and mates.
+//!
+//! Children report `cp N` or `mate N` from the side to move at the position
+//! they searched. [`Value`] puts both on one `i32` scale, always from one side's
+//! point of view: mates sit above every centipawn score, and a faster mate above
+//! a slower one. Mate distances are counted in plies from the position the value
+//! is about, so a value is shifted by [`Value::from_child`] when it is carried
+//! up the tree, and negated when the point of view changes side.
+
+use std::fmt;
+
+use crate::uci::codec::{ScoreKind, UciScore};
+
+/// A score from one side's point of view; larger is better for that side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Value(i32);
+
+/// Mate on the board: the side to move is mated now (negated: it mates now).
+const MATE: i32 = 32_000;
+/// Values beyond this magnitude are mates; centipawns are clamped inside it.
+const MATE_BOUND: i32 = MATE - 1_000;
+const CP_LIMIT: i32 = 20_000;
+
+impl Value {
+    pub const DRAW: Value = Value(0);
+    /// The side to move is checkmated.
+    pub const MATED: Value = Value(-MATE);
+
+    pub fn cp(cp: i32) -> Value {
+        Value(cp.clamp(-CP_LIMIT, CP_LIMIT))
+    }
+
+    /// The side to move mates in `plies` plies (`plies > 0`) or is mated in
+    /// `-plies` plies (`plies <= 0`).
+    fn mate_in_plies(plies: i32) -> Value {
+        if plies > 0 {
+            Value(MATE - plies)
+        } else {
+            Value(-MATE - plies)
+        }
+    }
+
+    /// A child's `score …` line, from the side to move at the searched position.
+    /// UCI `mate N` counts moves: mate in N moves is 2N-1 plies, mated in N is 2N.
+    pub fn from_uci(score: UciScore) -> Value {
+        match score.kind {
+            ScoreKind::Cp(cp) => Value::cp(cp),
+            ScoreKind::Mate(n) if n > 0 => Value::mate_in_plies(2 * n.min(400) - 1),
+            ScoreKind::Mate(n) => Value::mate_in_plies(2 * n.max(-400)),
+        }
+    }
+
+    /// This value (from the side to move at a node `plies` below the root) seen
+    /// from the same side at the root: mates get `plies` further away. Flipping
+    /// the side is a separate step ([`std::ops::Neg`]).
+    pub fn from_child(self, plies: u32) -> Value {
+        let plies = plies.min(500) as i32;
+        if self.0 > MATE_BOUND {
+            Value(self.0 - plies)
+        } else if self.0 < -MATE_BOUND {
+            Value(self.0 + plies)
+        } else {
+            self
+        }
+    }
+
+    /// Adds centipawns without leaving the centipawn band (mates stay mates).
+    pub fn plus_cp(self, cp: i32) -> Value {
+        if self.is_mate() {
+            self
+        } else {
+            Value::cp(self.0.saturating_add(cp))
+        }
+    }
+
+    pub fn is_mate(self) -> bool {
+        self.0.abs() > MATE_BOUND
+    }
+
+    /// The value as the UCI `score` a GUI expects, from the side to move.
+    pub fn to_uci(self) -> UciScore {
+        let kind = if self.0 > MATE_BOUND {
+            let plies = MATE - self.0;
+            ScoreKind::Mate((plies + 1) / 2)
+        } else if self.0 < -MATE_BOUND {
+            let plies = MATE + self.0;
+            ScoreKind::Mate(-(plies / 2))
+        } else {
+            ScoreKind::Cp(self.0)
+        };
+        UciScore {
+            kind,
+            bound: crate::uci::codec::Bound::Exact,
+        }
+    }
+}
+
+impl std::ops::Neg for Value {
+    type Output = Value;
+    fn neg(self) -> Value {
+        Value(-self.0)
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.to_uci().kind {
+            ScoreKind::Cp(cp) => write!(f, "{cp:+}cp"),
+            ScoreKind::Mate(n) => write!(f, "mate {n}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uci::codec::Bound;
+
+    fn uci(kind: ScoreKind) -> Value {
+        Value::from_uci(UciScore {
+            kind,
+            bound: Bound::Exact,
+        })
+    }
+
+    #[test]
+    fn the_scale_is_ordered() {
+        let ladder = [
+            Value::MATED,
+            uci(ScoreKind::Mate(-1)),
+            uci(ScoreKind::Mate(-5)),
+            uci(ScoreKind::Cp(-100_000)),
+            uci(ScoreKind::Cp(-30)),
+            Value::DRAW,
+            uci(ScoreKind::Cp(250)),
+            uci(ScoreKind::Cp(100_000)),
+            uci(ScoreKind::Mate(5)),
+            uci(ScoreKind::Mate(1)),
+        ];
+        for pair in ladder.windows(2) {
+            assert!(pair[0] < pair[1], "{:?} < {:?}", pair[0], pair[1]);
+        }
+    }
+
+    #[test]
+    fn uci_round_trip_and_side_flips() {
+        for kind in [
+            ScoreKind::Cp(-17),
+            ScoreKind::Mate(3),
+            ScoreKind::Mate(-3),
+            ScoreKind::Mate(1),
+            ScoreKind::Mate(-1),
+        ] {
+            assert_eq!(uci(kind).to_uci().kind, kind);
+        }
+        // Black to move is mated in 1 move (2 plies) after our move: from our
+        // side at the root that is mate in 3 plies = mate 2.
+        let after_our_move = uci(ScoreKind::Mate(-1));
+        assert_eq!(
+            (-after_our_move).from_child(1).to_uci().kind,
+            ScoreKind::Mate(2)
+        );
+        // Mate on the board after our move and their reply: we are mated, 2 plies in.
+        assert_eq!(Value::MATED.from_child(2).to_uci().kind, ScoreKind::Mate(-1));
+        assert_eq!(Value::cp(40).from_child(2), Value::cp(40));
+        assert_eq!(uci(ScoreKind::Mate(2)).plus_cp(50), uci(ScoreKind::Mate(2)));
+        assert_eq!(Value::cp(10).plus_cp(-25), Value::cp(-15));
+    }
+}
