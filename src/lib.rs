@@ -5,6 +5,8 @@
 //! - [`engine`] faces the children: processes, the UCI client, the pool.
 //! - [`mpc`] is the decision logic, knowing children only through a trait.
 
+pub mod bench;
 pub mod engine;
 pub mod mpc;
+pub mod log;
 pub mod uci;

@@ -1,0 +1,143 @@
+//! `mpcmc bench`: the cost of a decision beyond its child searches.
+//!
+//! Runs one-step decisions on fixed positions with a fixed `ChildNodes`, at
+//! each requested `Threads`, and prints per decision the wall time, the summed
+//! child time, the meta overhead and the parallel efficiency. The ideal
+//! decision time is the summed child busy time divided by `Threads`; the
+//! overhead is what the wall time adds to that.
+
+use std::{
+    io::Write,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::Context;
+use shakmaty::{CastlingMode, Chess, Position, fen::Fen};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    engine::Pool,
+    mpc::{ChildLimit, Game, decide},
+    uci::options::Options,
+};
+
+/// Middlegames, an opening and endgames with many and few moves.
+pub const POSITIONS: [&str; 6] = [
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+    "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "2r3k1/pp3ppp/4p3/3pP3/3P1P2/P3K3/1P4PP/2R5 b - - 0 28",
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+    "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP1B1PPP/R2QKB1R w KQ - 1 8",
+];
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Nodes per child call (overrides --child-nodes).
+    #[arg(long, default_value_t = 5000)]
+    nodes: u64,
+    /// Comma-separated Threads values to measure.
+    #[arg(long, default_value = "1,2", value_delimiter = ',')]
+    threads: Vec<usize>,
+}
+
+/// Runs the bench, writing its table to `out` (stdout: bench is not a UCI
+/// session).
+pub async fn run(mut options: Options, args: BenchArgs, out: &mut impl Write) -> anyhow::Result<()> {
+    options.child_nodes = args.nodes;
+    let games: Vec<Arc<Game>> = POSITIONS
+        .iter()
+        .map(|text| {
+            let fen: Fen = text.parse().with_context(|| format!("bench fen '{text}'"))?;
+            let pos: Chess = fen
+                .clone()
+                .into_position(CastlingMode::Standard)
+                .with_context(|| format!("bench position '{text}'"))?;
+            Ok(Arc::new(Game::new(Some(fen), pos, CastlingMode::Standard)))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    writeln!(
+        out,
+        "mpcmc bench: evaluator '{}', one-step, ChildNodes {}, ClearHash {}",
+        options.evaluator, args.nodes, options.clear_hash
+    )?;
+    for &threads in &args.threads {
+        options.threads = threads as u32;
+        let pool = Arc::new(Pool::start(options.pool_config()?));
+        // Warm-up: children started and networks loaded before timing.
+        decision(&pool, &games[0], &options).await;
+        writeln!(out, "\nThreads {threads}")?;
+        writeln!(
+        out,
+            "{:>3} {:>5} {:>6} {:>9} {:>9} {:>9} {:>9} {:>6}",
+            "pos", "moves", "calls", "wall ms", "busy ms", "search ms", "overhead", "eff"
+        )?;
+        let (mut wall_sum, mut busy_sum, mut search_sum) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        for (i, game) in games.iter().enumerate() {
+            let (wall, stats, moves) = decision(&pool, game, &options).await;
+            let ideal = stats.busy_time / threads as u32;
+            writeln!(
+        out,
+                "{:>3} {:>5} {:>6} {:>9.1} {:>9.1} {:>9.1} {:>8.1}% {:>5.1}%",
+                i + 1,
+                moves,
+                stats.calls,
+                ms(wall),
+                ms(stats.busy_time),
+                ms(stats.search_time),
+                100.0 * (ms(wall) - ms(ideal)) / ms(ideal).max(1e-9),
+                100.0 * ms(ideal) / ms(wall).max(1e-9),
+            )?;
+            wall_sum += wall;
+            busy_sum += stats.busy_time;
+            search_sum += stats.search_time;
+        }
+        let ideal = busy_sum / threads as u32;
+        writeln!(
+        out,
+            "all {:>5} {:>6} {:>9.1} {:>9.1} {:>9.1} {:>8.1}% {:>5.1}%",
+            "",
+            "",
+            ms(wall_sum),
+            ms(busy_sum),
+            ms(search_sum),
+            100.0 * (ms(wall_sum) - ms(ideal)) / ms(ideal).max(1e-9),
+            100.0 * ms(ideal) / ms(wall_sum).max(1e-9),
+        )?;
+        if let Ok(pool) = Arc::try_unwrap(pool) {
+            pool.shutdown().await;
+        }
+    }
+    writeln!(
+        out,
+        "\nbusy = summed child time per call (hash clear + position + search); \
+         search = go..bestmove only;\noverhead = wall / (busy / Threads) - 1; eff = (busy / Threads) / wall"
+    )?;
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+async fn decision(
+    pool: &Arc<Pool>,
+    game: &Arc<Game>,
+    options: &Options,
+) -> (Duration, crate::mpc::lookahead::Stats, usize) {
+    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+    let start = Instant::now();
+    let d = decide(
+        pool,
+        game,
+        &moves,
+        ChildLimit::Nodes(options.child_nodes),
+        options.settings(),
+        &CancellationToken::new(),
+        &mut |_, _| {},
+    )
+    .await;
+    let wall = start.elapsed();
+    (wall, d.map(|d| d.stats).unwrap_or_default(), moves.len())
+}

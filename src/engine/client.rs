@@ -1,0 +1,406 @@
+//! A UCI client for one child engine process.
+//!
+//! One command in flight at a time, methods named after the UCI verbs. Every
+//! read has a deadline. End of file means the child died (its exit status is
+//! reported); a deadline means it stalled: the two are different errors, and
+//! the pool restarts the child either way. A cancelled search is stopped with
+//! `stop` and drained to its `bestmove`, so the next command starts clean.
+
+use std::{
+    fmt::Write as _,
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
+use tokio::{
+    io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines},
+    process::{Child, ChildStdin, ChildStdout, Command},
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    engine::command::{CommandError, EngineCommand},
+    mpc::{ChildLimit, Query, Report, Value},
+    uci::codec::{Bound, EngineLine, OptionSpec, parse_engine_line},
+};
+
+/// How long a child may take to answer `uci`.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `isready` may take (loading a network file happens here).
+pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a stopped search may take to produce its `bestmove`.
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long `quit` may take before the process is killed.
+pub const QUIT_TIMEOUT: Duration = Duration::from_millis(1000);
+
+/// What went wrong with a child, naming the child and what it was doing.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    #[error(transparent)]
+    Command(#[from] CommandError),
+    #[error("could not start '{command}': {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("{engine} died while {doing} ({status})")]
+    Died {
+        engine: String,
+        doing: String,
+        status: String,
+    },
+    #[error("{engine} stalled: no {waiting_for} within {after:?}")]
+    Stalled {
+        engine: String,
+        waiting_for: &'static str,
+        after: Duration,
+    },
+    #[error("{engine} answered '{line}' in position {fen}: {reason}")]
+    BadAnswer {
+        engine: String,
+        line: String,
+        fen: String,
+        reason: String,
+    },
+    #[error("the search was cancelled before it started")]
+    Cancelled,
+    #[error("the engine pool is shut down")]
+    PoolClosed,
+}
+
+impl ChildError {
+    /// Whether the child process is no longer usable and must be restarted.
+    pub fn needs_restart(&self) -> bool {
+        matches!(
+            self,
+            ChildError::Died { .. } | ChildError::Stalled { .. } | ChildError::BadAnswer { .. }
+        )
+    }
+}
+
+/// How to start and set up a child.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildConfig {
+    /// The command line, as the user wrote it.
+    pub command: String,
+    /// `setoption`s sent after the handshake, in order (later ones win).
+    pub options: Vec<(String, String)>,
+    pub castling: CastlingMode,
+    /// Send `ucinewgame` + `isready` before every search (memoryless children).
+    pub clear_hash: bool,
+}
+
+/// A running child engine.
+pub struct Client {
+    /// Who this is, for messages: `evaluator 1 (/usr/games/stockfish)`.
+    label: String,
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+    /// `id name`, when the child gave one.
+    pub name: Option<String>,
+    /// The options the child declared.
+    pub options: Vec<OptionSpec>,
+    castling: CastlingMode,
+    clear_hash: bool,
+}
+
+impl Client {
+    /// Starts the child, runs the `uci` handshake, sends the configured options
+    /// (only those it declares, case-insensitively; others are reported) and
+    /// waits for `readyok`.
+    pub async fn spawn(config: &ChildConfig, label: String) -> Result<Client, ChildError> {
+        let command = EngineCommand::parse(&config.command)?;
+        let mut child = Command::new(&command.program)
+            .args(&command.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| ChildError::Spawn {
+                command: config.command.clone(),
+                source,
+            })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(ChildError::Spawn {
+                command: config.command.clone(),
+                source: std::io::Error::other("no pipes to the child"),
+            });
+        };
+        let mut client = Client {
+            label: format!("{label} ({})", config.command),
+            child,
+            stdin,
+            stdout: BufReader::new(stdout).lines(),
+            name: None,
+            options: Vec::new(),
+            castling: config.castling,
+            clear_hash: config.clear_hash,
+        };
+        client.uci().await?;
+        for (name, value) in &config.options {
+            let declared = client
+                .options
+                .iter()
+                .find(|o| o.name.eq_ignore_ascii_case(name));
+            match declared {
+                Some(spec) => {
+                    let line = format!("setoption name {} value {value}", spec.name);
+                    client.send(&line, "setting options").await?;
+                }
+                None => tracing::warn!(
+                    "{}: has no option '{name}'; not sent (it declares: {})",
+                    client.label,
+                    client
+                        .options
+                        .iter()
+                        .map(|o| o.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        }
+        client.isready(READY_TIMEOUT).await?;
+        tracing::debug!("{} is ready: {:?}", client.label, client.name);
+        Ok(client)
+    }
+
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// `uci` … `uciok`, collecting `id name` and the `option` lines.
+    pub async fn uci(&mut self) -> Result<(), ChildError> {
+        self.send("uci", "starting (uci)").await?;
+        let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+        loop {
+            match self.read_line(deadline, "uciok", "starting (uci)").await? {
+                EngineLine::UciOk => return Ok(()),
+                EngineLine::IdName(name) => self.name = Some(name),
+                EngineLine::Option(spec) => self.options.push(spec),
+                _ => {}
+            }
+        }
+    }
+
+    /// `isready` … `readyok`.
+    pub async fn isready(&mut self, timeout: Duration) -> Result<(), ChildError> {
+        self.send("isready", "waiting for readyok").await?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let EngineLine::ReadyOk = self.read_line(deadline, "readyok", "isready").await? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// `position` … for the query: the game's start and every move since, so
+    /// the child sees repetitions.
+    pub async fn position(&mut self, query: &Query) -> Result<(), ChildError> {
+        let game = &query.game;
+        let mut line = match game.start_fen() {
+            None => String::from("position startpos"),
+            Some(fen) => format!("position fen {fen}"),
+        };
+        let moves = game.moves().iter().chain(&query.line);
+        let mut first = true;
+        for m in moves {
+            line.push_str(if first { " moves " } else { " " });
+            first = false;
+            let _ = write!(line, "{}", UciMove::from_move(*m, self.castling));
+        }
+        self.send(&line, "setting the position").await
+    }
+
+    /// One search for `query`: clears the hash when configured, sets the
+    /// position, `go`, and reads to `bestmove`. On `cancel` the child is sent
+    /// `stop` and drained; the report is then marked `stopped`.
+    pub async fn search(
+        &mut self,
+        query: &Query,
+        cancel: &CancellationToken,
+    ) -> Result<Report, ChildError> {
+        let started = Instant::now();
+        if self.clear_hash {
+            self.send("ucinewgame", "clearing the hash").await?;
+            self.isready(READY_TIMEOUT).await?;
+        }
+        self.position(query).await?;
+        let (go, stall_after) = match query.limit {
+            ChildLimit::Nodes(n) => (
+                format!("go nodes {n}"),
+                Duration::from_secs(10) + Duration::from_micros(n.saturating_mul(20)),
+            ),
+            ChildLimit::MoveTime(t) => (
+                format!("go movetime {}", t.as_millis().max(1)),
+                t + Duration::from_secs(5),
+            ),
+            ChildLimit::Depth(d) => (format!("go depth {d}"), Duration::from_secs(300)),
+        };
+        let go_sent = Instant::now();
+        self.send(&go, "starting a search").await?;
+        let mut deadline = go_sent + stall_after;
+        let mut stopped = false;
+        let (mut depth, mut nodes) = (0, 0);
+        let (mut exact, mut bounded) = (None, None);
+        let mut pv = Vec::new();
+        loop {
+            let line = tokio::select! {
+                biased;
+                _ = cancel.cancelled(), if !stopped => {
+                    stopped = true;
+                    self.send("stop", "stopping a search").await?;
+                    deadline = deadline.min(Instant::now() + STOP_TIMEOUT);
+                    continue;
+                }
+                line = self.read_line(deadline, "bestmove", "searching") => line?,
+            };
+            match line {
+                EngineLine::Info(info) if info.multipv.is_none_or(|k| k == 1) => {
+                    depth = info.depth.unwrap_or(depth);
+                    nodes = info.nodes.unwrap_or(nodes);
+                    if let Some(score) = info.score {
+                        let value = Value::from_uci(score);
+                        if score.bound == Bound::Exact {
+                            exact = Some(value);
+                        } else {
+                            bounded = Some(value);
+                        }
+                    }
+                    if !info.pv.is_empty() {
+                        pv = info.pv;
+                    }
+                }
+                EngineLine::BestMove { best, .. } => {
+                    let search_time = go_sent.elapsed();
+                    let pos = query.position();
+                    let best = self.legal(&pos, best, &go)?;
+                    return Ok(Report {
+                        best,
+                        score: exact.or(bounded),
+                        pv: legal_prefix(&pos, &pv),
+                        depth,
+                        nodes,
+                        search_time,
+                        busy_time: started.elapsed(),
+                        stopped,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Checks a `bestmove` against the searched position.
+    fn legal(&self, pos: &Chess, best: Option<UciMove>, go: &str) -> Result<Move, ChildError> {
+        let bad = |reason: &str| ChildError::BadAnswer {
+            engine: self.label.clone(),
+            line: format!(
+                "bestmove {}",
+                best.map_or("(none)".to_owned(), |m| m.to_string())
+            ),
+            fen: shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal)
+                .to_string(),
+            reason: format!("{reason} (after '{go}')"),
+        };
+        let uci = best.ok_or_else(|| bad("no move in a position with legal moves"))?;
+        uci.to_move(pos).map_err(|_| bad("illegal move"))
+    }
+
+    /// `quit`, then kill if the child does not exit within `timeout`.
+    pub async fn quit(mut self, timeout: Duration) {
+        let _ = self.stdin.write_all(b"quit\n").await;
+        let _ = self.stdin.flush().await;
+        match tokio::time::timeout(timeout, self.child.wait()).await {
+            Ok(_) => {}
+            Err(_) => {
+                tracing::warn!("{} did not quit within {timeout:?}; killing it", self.label);
+                let _ = self.child.kill().await;
+            }
+        }
+    }
+
+    async fn send(&mut self, line: &str, doing: &str) -> Result<(), ChildError> {
+        tracing::trace!("{} < {line}", self.label);
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        let written = async {
+            self.stdin.write_all(&bytes).await?;
+            self.stdin.flush().await
+        };
+        match written.await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.died(doing, Some(e)).await),
+        }
+    }
+
+    /// Reads the next line before `deadline`. Lines that do not parse are
+    /// logged and skipped, except a malformed `bestmove`, which is an error.
+    async fn read_line(
+        &mut self,
+        deadline: Instant,
+        waiting_for: &'static str,
+        doing: &str,
+    ) -> Result<EngineLine, ChildError> {
+        let start = Instant::now();
+        loop {
+            let read = tokio::time::timeout_at(deadline.into(), self.stdout.next_line()).await;
+            let line = match read {
+                Err(_) => {
+                    return Err(ChildError::Stalled {
+                        engine: self.label.clone(),
+                        waiting_for,
+                        after: start.elapsed(),
+                    });
+                }
+                Ok(Ok(Some(line))) => line,
+                Ok(Ok(None)) => return Err(self.died(doing, None).await),
+                Ok(Err(e)) => return Err(self.died(doing, Some(e)).await),
+            };
+            tracing::trace!("{} > {line}", self.label);
+            match parse_engine_line(&line) {
+                Ok(parsed) => return Ok(parsed),
+                Err(e) if line.trim_start().starts_with("bestmove") => {
+                    return Err(ChildError::BadAnswer {
+                        engine: self.label.clone(),
+                        line,
+                        fen: String::from("(being searched)"),
+                        reason: e.to_string(),
+                    });
+                }
+                Err(e) => tracing::debug!("{}: skipped unparsable line: {e}", self.label),
+            }
+        }
+    }
+
+    /// The error for a child whose pipe closed, with its exit status if it has
+    /// one by now.
+    async fn died(&mut self, doing: &str, io: Option<std::io::Error>) -> ChildError {
+        let status = tokio::time::timeout(Duration::from_millis(200), self.child.wait()).await;
+        let status = match (status, io) {
+            (Ok(Ok(s)), _) => s.to_string(),
+            (_, Some(e)) => format!("pipe error: {e}"),
+            _ => "end of output, still running".to_owned(),
+        };
+        ChildError::Died {
+            engine: self.label.clone(),
+            doing: doing.to_owned(),
+            status,
+        }
+    }
+}
+
+/// The longest prefix of `pv` that is legal from `pos`.
+fn legal_prefix(pos: &Chess, pv: &[UciMove]) -> Vec<Move> {
+    let mut pos = pos.clone();
+    let mut line = Vec::with_capacity(pv.len());
+    for uci in pv {
+        let Ok(m) = uci.to_move(&pos) else { break };
+        pos.play_unchecked(m);
+        line.push(m);
+    }
+    line
+}

@@ -1,0 +1,95 @@
+//! The `mpcmc` binary: with no subcommand, a UCI engine on stdin/stdout;
+//! `mpcmc bench` measures decisions on fixed positions.
+
+use std::io;
+
+use anyhow::Context;
+use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
+use mpcmc::{
+    bench,
+    uci::{
+        codec::OptionType,
+        options::{NAMES, Options, flag_name},
+        output::Output,
+        session::{Session, spawn_reader},
+    },
+};
+
+/// A chess meta-engine: MPC-MC lookahead over child UCI engines.
+#[derive(Parser, Debug)]
+#[command(name = "mpcmc", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Time decisions on fixed positions at Threads 1 and 2; print wall time,
+    /// summed child time, meta overhead and parallel efficiency.
+    Bench(bench::BenchArgs),
+}
+
+/// Every UCI option as a flag: `ChildNodes` is `--child-nodes=2000`.
+fn with_option_flags(mut cmd: clap::Command) -> clap::Command {
+    for name in NAMES {
+        let Some(spec) = Options::spec(name) else { continue };
+        let mut arg = Arg::new(name)
+            .long(flag_name(name))
+            .global(true)
+            .action(ArgAction::Set)
+            .value_name("VALUE")
+            .help(format!("Sets the UCI option {name} before any setoption"));
+        if let OptionType::Check { .. } = spec.kind {
+            arg = arg
+                .num_args(0..=1)
+                .require_equals(true)
+                .default_missing_value("true");
+        }
+        cmd = cmd.arg(arg);
+    }
+    cmd
+}
+
+fn options_from(matches: &ArgMatches) -> anyhow::Result<Options> {
+    let mut options = Options::default();
+    for name in NAMES {
+        if let Some(value) = matches.get_one::<String>(name) {
+            options
+                .set(name, Some(value))
+                .with_context(|| format!("--{}={value}", flag_name(name)))?;
+        }
+    }
+    Ok(options)
+}
+
+fn main() -> anyhow::Result<()> {
+    mpcmc::log::init();
+    let matches = with_option_flags(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches)?;
+    let options = options_from(&matches)?;
+    if !options.log_file.is_empty() {
+        mpcmc::log::set_file(&options.log_file)
+            .with_context(|| format!("cannot open log file '{}'", options.log_file))?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("mpcmc")
+        .build()
+        .context("cannot start the async runtime")?;
+    match cli.command {
+        Some(Cmd::Bench(args)) => runtime.block_on(bench::run(options, args, &mut io::stdout().lock())),
+        None => {
+            let (out, writer) = Output::start(io::stdout()).context("cannot start stdout writer")?;
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            spawn_reader(io::BufReader::new(io::stdin()), tx).context("cannot start stdin reader")?;
+            runtime.block_on(Session::new(options, out).run(rx));
+            // Every Output handle is gone with the session: the writer drains
+            // and ends.
+            let _ = writer.join();
+            // The stdin reader may still block on a read; do not wait for it.
+            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+            Ok(())
+        }
+    }
+}

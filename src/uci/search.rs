@@ -1,0 +1,420 @@
+//! One `go`, from the GUI's limits to exactly one `bestmove`.
+//!
+//! The limits choose a plan: a single pass with a fixed per-call budget
+//! (`ChildNodes`, `ChildMoveTime`, `go depth|nodes|mate`, bare `go`), a timed
+//! pass whose per-call time is the move's time split over the calls and whose
+//! end is a hard deadline (`movetime`, clocks), or passes of doubling size until
+//! `stop` (`infinite`, and `ponder` until `ponderhit`). Whatever happens, the
+//! task ends by writing one `bestmove` with a legal move, or `(none)` at a
+//! finished root; under `infinite` and `ponder` only after `stop`/`ponderhit`.
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use shakmaty::{Color, Move, Position, uci::UciMove};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    engine::Pool,
+    mpc::{
+        ChildLimit, Children, Decision, Game, Lookahead, Query, Role, Rule, Settings, Value,
+        budget::{TimedPlan, plan_timed, split_nodes},
+        decide,
+    },
+    uci::{
+        codec::{Bound, Go, Info, ScoreKind, UciScore},
+        options::Options,
+        output::Output,
+        time::{flag_guard, move_budget},
+    },
+};
+
+/// Per-call nodes for a bare `go` (no limit at all).
+pub const BARE_GO_NODES: u64 = 10_000;
+/// Per-call nodes of the first pass under `go infinite`; each pass doubles it.
+const FIRST_PASS_NODES: u64 = 1_000;
+/// Deepest `go mate N` translates to (`depth 2N` per child call).
+const MAX_MATE_DEPTH: u32 = 64;
+
+/// Everything one `go` needs.
+pub struct GoRequest {
+    pub go: Go,
+    pub game: Arc<Game>,
+    pub options: Options,
+    pub pool: Arc<Pool>,
+    pub out: Output,
+    /// When the `go` line arrived: the clock runs from here.
+    pub received: Instant,
+    pub stop: CancellationToken,
+    pub ponderhit: CancellationToken,
+    pub debug: bool,
+}
+
+/// How the decision is budgeted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// One pass, every call under this limit.
+    Pass(ChildLimit),
+    /// One pass split out of this much wall time, which is a hard deadline.
+    Timed(Duration),
+    /// Passes of doubling size until stopped.
+    Deepening,
+}
+
+fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
+    let overhead = Duration::from_millis(options.move_overhead);
+    if options.child_nodes > 0 {
+        return Plan::Pass(ChildLimit::Nodes(options.child_nodes));
+    }
+    if options.child_movetime > 0 {
+        return Plan::Pass(ChildLimit::MoveTime(Duration::from_millis(
+            options.child_movetime,
+        )));
+    }
+    if let Some(depth) = go.depth {
+        return Plan::Pass(ChildLimit::Depth(depth.max(1)));
+    }
+    if let Some(mate) = go.mate {
+        return Plan::Pass(ChildLimit::Depth((2 * mate).clamp(1, MAX_MATE_DEPTH)));
+    }
+    if let Some(nodes) = go.nodes {
+        return Plan::Pass(ChildLimit::Nodes(split_nodes(nodes, options.lookahead, moves)));
+    }
+    if go.infinite || go.ponder {
+        return Plan::Deepening;
+    }
+    match move_budget(go, us, overhead) {
+        Some(budget) => Plan::Timed(budget),
+        None => Plan::Pass(ChildLimit::Nodes(BARE_GO_NODES)),
+    }
+}
+
+/// Runs the `go` to its one `bestmove`.
+pub async fn run(req: GoRequest) {
+    let mut search = Search::new(req);
+    let (best, ponder) = search.decide().await;
+    search.wait_for_release().await;
+    let line = match (best, ponder) {
+        (Some(b), Some(p)) => format!("bestmove {} ponder {}", search.uci(b), search.uci(p)),
+        (Some(b), None) => format!("bestmove {}", search.uci(b)),
+        (None, _) => "bestmove (none)".to_owned(),
+    };
+    search.req.out.line(line);
+}
+
+struct Search {
+    req: GoRequest,
+    candidates: Vec<Move>,
+    /// Nodes over all passes of this `go`.
+    nodes: u64,
+}
+
+impl Search {
+    fn new(req: GoRequest) -> Search {
+        let pos = req.game.position();
+        let legal: Vec<Move> = pos.legal_moves().into_iter().collect();
+        let mut candidates: Vec<Move> = Vec::new();
+        for uci in &req.go.searchmoves {
+            match uci.to_move(pos) {
+                Ok(m) if !candidates.contains(&m) => candidates.push(m),
+                Ok(_) => {}
+                Err(_) => req
+                    .out
+                    .info_string(format!("searchmoves: '{uci}' is not legal here; ignored")),
+            }
+        }
+        if candidates.is_empty() {
+            candidates = legal;
+        }
+        Search {
+            req,
+            candidates,
+            nodes: 0,
+        }
+    }
+
+    fn uci(&self, m: Move) -> UciMove {
+        UciMove::from_move(m, self.req.game.castling_mode())
+    }
+
+    /// The move to play and the reply expected, or `None` at a finished root.
+    async fn decide(&mut self) -> (Option<Move>, Option<Move>) {
+        if self.candidates.is_empty() {
+            let pos = self.req.game.position();
+            let kind = if pos.is_check() {
+                ScoreKind::Mate(0)
+            } else {
+                ScoreKind::Cp(0)
+            };
+            self.req.out.line(
+                Info {
+                    depth: Some(0),
+                    score: Some(UciScore {
+                        kind,
+                        bound: Bound::Exact,
+                    }),
+                    ..Info::default()
+                }
+                .to_string(),
+            );
+            return (None, None);
+        }
+        let us = self.req.game.position().turn();
+        let overhead = Duration::from_millis(self.req.options.move_overhead);
+        let settings = self.req.options.settings();
+        let decision = match plan(&self.req.go, &self.req.options, us, self.candidates.len()) {
+            Plan::Pass(limit) => {
+                // Pondering, the clock is not ours yet.
+                let guard = (!self.req.go.ponder)
+                    .then(|| flag_guard(&self.req.go, us, overhead))
+                    .flatten();
+                let deadline = guard.map(|g| self.req.received + g);
+                self.pass(limit, settings, deadline, false).await
+            }
+            Plan::Timed(budget) => self.timed(self.req.received, budget, settings).await,
+            Plan::Deepening => self.deepen(settings, us, overhead).await,
+        };
+        match decision {
+            Some(d) => (Some(d.best), d.ponder),
+            None => (self.candidates.first().copied(), None),
+        }
+    }
+
+    /// Passes of doubling size until `stop` (or `ponderhit` while pondering,
+    /// which turns the search into a timed one from that moment).
+    async fn deepen(&mut self, settings: Settings, us: Color, overhead: Duration) -> Option<Decision> {
+        let mut last: Option<Decision> = None;
+        let mut nodes = FIRST_PASS_NODES;
+        let pondering = self.req.go.ponder;
+        loop {
+            let d = self.pass(ChildLimit::Nodes(nodes), settings, None, pondering).await;
+            if !d.as_ref().is_some_and(|d| d.cancelled) {
+                last = d;
+            } else if last.is_none() {
+                last = d;
+            }
+            if self.req.stop.is_cancelled() {
+                return last;
+            }
+            if pondering && self.req.ponderhit.is_cancelled() {
+                // The clock is ours now: a fresh, timed decision.
+                let hit = Instant::now();
+                return match move_budget(&self.req.go, us, overhead) {
+                    Some(budget) => self.timed(hit, budget, settings).await.or(last),
+                    None => last,
+                };
+            }
+            nodes = nodes.saturating_mul(2).min(1 << 30);
+        }
+    }
+
+    /// One pass split out of `budget` from `start`, ended by the deadline.
+    async fn timed(&mut self, start: Instant, budget: Duration, settings: Settings) -> Option<Decision> {
+        let deadline = start + budget;
+        let threads = self.req.options.threads as usize;
+        match plan_timed(budget, self.candidates.len(), threads, settings.lookahead) {
+            TimedPlan::Lookahead(lookahead, per_call) => {
+                if lookahead != settings.lookahead {
+                    self.req.out.info_string(format!(
+                        "time is short ({budget:?}): half-step lookahead this move"
+                    ));
+                }
+                let settings = Settings {
+                    lookahead,
+                    ..settings
+                };
+                self.pass(ChildLimit::MoveTime(per_call), settings, Some(deadline), false)
+                    .await
+            }
+            TimedPlan::EvaluatorOnly(time) => {
+                self.req.out.info_string(format!(
+                    "time is short ({budget:?}): playing the evaluator's move"
+                ));
+                self.evaluator_only(time, deadline).await
+            }
+        }
+    }
+
+    /// Under severe time pressure: the evaluator's own move at the root.
+    async fn evaluator_only(&mut self, time: Duration, deadline: Instant) -> Option<Decision> {
+        let query = Query {
+            role: Role::Evaluator,
+            game: self.req.game.clone(),
+            line: Vec::new(),
+            limit: ChildLimit::MoveTime(time.max(Duration::from_millis(1))),
+        };
+        let cancel = CancellationToken::new();
+        let search = self.req.pool.search(query, cancel.clone());
+        tokio::pin!(search);
+        let result = loop {
+            tokio::select! {
+                r = &mut search => break r,
+                _ = tokio::time::sleep_until(deadline.into()), if !cancel.is_cancelled() => cancel.cancel(),
+                _ = self.req.stop.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+            }
+        };
+        let report = match result {
+            Ok(r) if self.candidates.contains(&r.best) => r,
+            Ok(r) => {
+                self.req.out.info_string(format!(
+                    "evaluator's move {} is not among the searchmoves",
+                    self.uci(r.best)
+                ));
+                return None;
+            }
+            Err(e) => {
+                self.req.out.info_string(format!("evaluator failed: {e}"));
+                return None;
+            }
+        };
+        self.nodes += report.nodes;
+        let info = Info {
+            depth: Some(report.depth),
+            score: report.score.map(Value::to_uci),
+            nodes: Some(self.nodes),
+            time: Some(self.req.received.elapsed().as_millis() as u64),
+            pv: report.pv.iter().map(|m| self.uci(*m)).collect(),
+            ..Info::default()
+        };
+        self.req.out.line(info.to_string());
+        Some(Decision {
+            best: report.best,
+            ponder: report.pv.get(1).copied(),
+            value: report.score,
+            pv: report.pv.clone(),
+            rule: Rule::EvaluatorFallback,
+            lookahead_choice: None,
+            evaluator_choice: report.score.map(|s| (report.best, s)),
+            candidates: Vec::new(),
+            root: Some(report),
+            stats: Default::default(),
+            cancelled: false,
+        })
+    }
+
+    /// One lookahead pass, cut short by `stop`, by `deadline`, and (when
+    /// `until_ponderhit`) by `ponderhit`. Reports progress and the result.
+    async fn pass(
+        &mut self,
+        limit: ChildLimit,
+        settings: Settings,
+        deadline: Option<Instant>,
+        until_ponderhit: bool,
+    ) -> Option<Decision> {
+        let cancel = CancellationToken::new();
+        let out = self.req.out.clone();
+        let castling = self.req.game.castling_mode();
+        let debug = self.req.debug;
+        let mut on_candidate = |c: &crate::mpc::Candidate, done: usize| {
+            let mv = UciMove::from_move(c.mv, castling);
+            out.line(format!("info currmove {mv} currmovenumber {done}"));
+            if debug {
+                let reply = c.reply.map(|r| UciMove::from_move(r, castling).to_string());
+                let what = match (c.value, &c.failure) {
+                    (Some(v), _) => format!("value {v}"),
+                    (None, Some(f)) => f.clone(),
+                    (None, None) => "no value".to_owned(),
+                };
+                out.info_string(format!(
+                    "candidate {mv} reply {} {what}",
+                    reply.as_deref().unwrap_or("-")
+                ));
+            }
+        };
+        let pool = self.req.pool.clone();
+        let game = self.req.game.clone();
+        let candidates = self.candidates.clone();
+        let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        let decision = {
+            let work = decide(
+                &pool,
+                &game,
+                &candidates,
+                limit,
+                settings,
+                &cancel,
+                &mut on_candidate,
+            );
+            tokio::pin!(work);
+            loop {
+                tokio::select! {
+                    d = &mut work => break d,
+                    _ = self.req.stop.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                    _ = self.req.ponderhit.cancelled(), if until_ponderhit && !cancel.is_cancelled() => cancel.cancel(),
+                    _ = tokio::time::sleep_until(deadline.unwrap_or(far).into()), if deadline.is_some() && !cancel.is_cancelled() => cancel.cancel(),
+                }
+            }
+        };
+        if let Some(d) = &decision {
+            self.report(d, limit, settings);
+        }
+        decision
+    }
+
+    /// The `info` line of a finished pass and a one-line trace of the rule.
+    fn report(&mut self, d: &Decision, limit: ChildLimit, settings: Settings) {
+        self.nodes += d.stats.nodes;
+        let elapsed = self.req.received.elapsed();
+        let ms = elapsed.as_millis() as u64;
+        let info = Info {
+            depth: Some(d.stats.depth.max(settings.lookahead.plies())),
+            score: d.value.map(Value::to_uci),
+            nodes: Some(self.nodes),
+            nps: Some((self.nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
+            time: Some(ms),
+            pv: d.pv.iter().map(|m| self.uci(*m)).collect(),
+            ..Info::default()
+        };
+        self.req.out.line(info.to_string());
+
+        let show = |c: Option<(Move, Value)>| match c {
+            Some((m, v)) => format!("{} {v}", self.uci(m)),
+            None => "-".to_owned(),
+        };
+        let finished = d.candidates.iter().filter(|c| c.value.is_some()).count();
+        let rule = match d.rule {
+            Rule::Lookahead => "lookahead move",
+            Rule::Fortified => "fortified: evaluator move kept",
+            Rule::EvaluatorFallback => "no candidate finished: evaluator move",
+            Rule::NoAnswer => "no child answered: first legal move",
+        };
+        let lookahead = match settings.lookahead {
+            Lookahead::Half => "half-step",
+            Lookahead::One => "one-step",
+        };
+        self.req.out.info_string(format!(
+            "{lookahead} {limit:?}: {rule}; lookahead {} vs evaluator {} (margin {}); {finished}/{} candidates{}",
+            show(d.lookahead_choice),
+            show(d.evaluator_choice),
+            settings.fortify_margin,
+            d.candidates.len(),
+            if d.cancelled { ", cut short" } else { "" },
+        ));
+        // Child failures other than being cut short are worth a line each kind.
+        let mut failures: Vec<&str> = d
+            .candidates
+            .iter()
+            .filter_map(|c| c.failure.as_deref())
+            .filter(|f| !f.contains("stopped") && !f.contains("cancelled"))
+            .collect();
+        failures.dedup();
+        for f in failures.iter().take(3) {
+            self.req.out.info_string(format!("child failure: {f}"));
+        }
+    }
+
+    /// Under `go infinite` and `go ponder`, the answer waits for `stop` or
+    /// `ponderhit`.
+    async fn wait_for_release(&self) {
+        if self.req.go.infinite {
+            self.req.stop.cancelled().await;
+        } else if self.req.go.ponder {
+            tokio::select! {
+                _ = self.req.stop.cancelled() => {}
+                _ = self.req.ponderhit.cancelled() => {}
+            }
+        }
+    }
+}

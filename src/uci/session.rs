@@ -1,0 +1,367 @@
+//! The GUI session: a stdin reader thread and one coordinator task.
+//!
+//! The `stdin-reader` thread reads lines, parses them and hands them over; end
+//! of input becomes `quit`. The coordinator owns the options, the position,
+//! the child pool and the running search, and is the only place that handles
+//! `stop`, `ponderhit` and `quit`. A search runs as its own task, so `isready`
+//! is answered at once even mid-search. A bad command is answered with
+//! `info string` and the session carries on.
+
+use std::{
+    io::BufRead,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use shakmaty::{Chess, EnPassantMode, Position, PositionError, fen::Fen, uci::UciMove};
+use tokio::{sync::mpsc, task::JoinHandle};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    engine::{Pool, PoolConfig},
+    mpc::Game,
+    uci::{
+        codec::{GuiCommand, ParseError, Parsed, StartPosition, parse_gui_line},
+        options::Options,
+        output::Output,
+        search::{self, GoRequest},
+    },
+};
+
+/// What the reader thread hands the coordinator.
+pub type Input = Result<Parsed<GuiCommand>, ParseError>;
+
+/// Starts the `stdin-reader` thread over `input`. Invalid UTF-8 is replaced,
+/// not fatal; end of input (or a read error) sends `quit`.
+pub fn spawn_reader<R: BufRead + Send + 'static>(
+    mut input: R,
+    tx: mpsc::UnboundedSender<Input>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("stdin-reader".into())
+        .spawn(move || {
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match input.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(Ok(Parsed {
+                            command: GuiCommand::Quit,
+                            problems: Vec::new(),
+                        }));
+                        return;
+                    }
+                    Ok(_) => {}
+                }
+                let line = String::from_utf8_lossy(&buf);
+                if line.trim().is_empty() {
+                    continue;
+                }
+                tracing::debug!("gui > {}", line.trim_end());
+                if tx.send(parse_gui_line(&line)).is_err() {
+                    return;
+                }
+            }
+        })
+}
+
+struct Running {
+    stop: CancellationToken,
+    ponderhit: CancellationToken,
+    task: JoinHandle<()>,
+    /// The first legal move, for the one `bestmove` should the task die.
+    fallback: Option<String>,
+}
+
+/// The coordinator's state.
+pub struct Session {
+    options: Options,
+    out: Output,
+    game: Arc<Game>,
+    /// Whether the GUI has set a position since start.
+    positioned: bool,
+    pool: Option<Arc<Pool>>,
+    /// Pools being shut down after an option change.
+    retiring: Vec<JoinHandle<()>>,
+    search: Option<Running>,
+    debug: bool,
+}
+
+/// How long `quit` waits for a search to write its `bestmove`.
+const QUIT_GRACE: Duration = Duration::from_secs(3);
+
+impl Session {
+    pub fn new(options: Options, out: Output) -> Session {
+        Session {
+            game: Arc::new(Game::new(None, Chess::default(), options.castling_mode())),
+            options,
+            out,
+            positioned: false,
+            pool: None,
+            retiring: Vec::new(),
+            search: None,
+            debug: false,
+        }
+    }
+
+    /// Runs until `quit` (or end of input); then stops the search and every
+    /// child.
+    pub async fn run(mut self, mut input: mpsc::UnboundedReceiver<Input>) {
+        loop {
+            let finished = async {
+                match self.search.as_mut() {
+                    Some(s) => (&mut s.task).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let msg = tokio::select! {
+                msg = input.recv() => msg,
+                joined = finished => {
+                    self.search_ended(joined);
+                    continue;
+                }
+            };
+            let parsed = match msg {
+                None => break,
+                Some(Ok(parsed)) => parsed,
+                Some(Err(ParseError::Empty)) => continue,
+                Some(Err(e)) => {
+                    self.out.info_string(e);
+                    continue;
+                }
+            };
+            for problem in &parsed.problems {
+                self.out.info_string(problem);
+            }
+            if !self.handle(parsed.command).await {
+                break;
+            }
+        }
+        self.shutdown().await;
+    }
+
+    /// Handles one command; `false` on `quit`.
+    async fn handle(&mut self, command: GuiCommand) -> bool {
+        match command {
+            GuiCommand::Uci => {
+                self.out
+                    .line(format!("id name mpcmc {}", env!("CARGO_PKG_VERSION")));
+                self.out.line("id author the mpcmc developers");
+                for spec in Options::specs() {
+                    let spec = match spec.name.as_str() {
+                        // Show the evaluator actually configured as its default.
+                        "Evaluator" => crate::uci::codec::OptionSpec {
+                            kind: crate::uci::codec::OptionType::String {
+                                default: self.options.evaluator.clone(),
+                            },
+                            ..spec
+                        },
+                        _ => spec,
+                    };
+                    self.out.line(spec.to_string());
+                }
+                self.out.line("uciok");
+            }
+            GuiCommand::Debug(on) => self.debug = on,
+            GuiCommand::IsReady => {
+                if self.search.is_none() {
+                    // Start (or restart) the children in the background so the
+                    // first `go` finds them ready.
+                    self.pool();
+                }
+                self.out.line("readyok");
+            }
+            GuiCommand::SetOption { name, value } => {
+                match self.options.set(&name, value.as_deref()) {
+                    Ok(()) if name.trim().eq_ignore_ascii_case("LogFile") => {
+                        if let Err(e) = crate::log::set_file(&self.options.log_file) {
+                            self.out.info_string(format!(
+                                "cannot open log file '{}': {e}",
+                                self.options.log_file
+                            ));
+                        }
+                    }
+                    Ok(()) => {}
+                    Err(e) => self.out.info_string(e),
+                }
+            }
+            GuiCommand::Register => {}
+            GuiCommand::UciNewGame => {
+                self.game = Arc::new(Game::new(None, Chess::default(), self.options.castling_mode()));
+            }
+            GuiCommand::Position { start, moves } => self.set_position(start, &moves),
+            GuiCommand::Go(go) => {
+                self.finish_search().await;
+                if !self.positioned {
+                    self.out
+                        .info_string("go before any position: searching the start position");
+                }
+                let Some(pool) = self.pool() else {
+                    // No children can be configured: still answer with a move.
+                    let first = self.game.position().legal_moves().first().copied();
+                    self.out.line(match first {
+                        Some(m) => format!("bestmove {}", UciMove::from_move(m, self.game.castling_mode())),
+                        None => "bestmove (none)".to_owned(),
+                    });
+                    return true;
+                };
+                let stop = CancellationToken::new();
+                let ponderhit = CancellationToken::new();
+                let fallback = self
+                    .game
+                    .position()
+                    .legal_moves()
+                    .first()
+                    .map(|m| UciMove::from_move(*m, self.game.castling_mode()).to_string());
+                let request = GoRequest {
+                    go,
+                    game: self.game.clone(),
+                    options: self.options.clone(),
+                    pool,
+                    out: self.out.clone(),
+                    received: Instant::now(),
+                    stop: stop.clone(),
+                    ponderhit: ponderhit.clone(),
+                    debug: self.debug,
+                };
+                self.search = Some(Running {
+                    stop,
+                    ponderhit,
+                    task: tokio::spawn(search::run(request)),
+                    fallback,
+                });
+            }
+            GuiCommand::Stop => {
+                if let Some(s) = &self.search {
+                    s.stop.cancel();
+                }
+            }
+            GuiCommand::PonderHit => {
+                if let Some(s) = &self.search {
+                    s.ponderhit.cancel();
+                }
+            }
+            GuiCommand::Quit => return false,
+            GuiCommand::Unknown(line) => tracing::debug!("ignored unknown command '{line}'"),
+        }
+        true
+    }
+
+    /// `position …`: validated with shakmaty before any child sees it. A bad
+    /// FEN keeps the previous position; an illegal move keeps the moves before it.
+    fn set_position(&mut self, start: StartPosition, moves: &[UciMove]) {
+        let mode = self.options.castling_mode();
+        let (fen, pos) = match start {
+            StartPosition::Startpos => (None, Chess::default()),
+            StartPosition::Fen(fen) => {
+                // Like python-chess: drop castling rights and en-passant squares
+                // that cannot be, keep the rest.
+                let pos = fen
+                    .clone()
+                    .into_position::<Chess>(mode)
+                    .or_else(PositionError::ignore_invalid_ep_square)
+                    .or_else(PositionError::ignore_invalid_castling_rights);
+                match pos {
+                    Ok(pos) => (Some(Fen::from_position(&pos, EnPassantMode::Legal)), pos),
+                    Err(e) => {
+                        self.out.info_string(format!(
+                            "impossible position '{fen}': {e}; keeping the previous position"
+                        ));
+                        return;
+                    }
+                }
+            }
+        };
+        let mut game = Game::new(fen, pos, mode);
+        for (i, uci) in moves.iter().enumerate() {
+            match uci.to_move(game.position()) {
+                Ok(m) => game.push(m),
+                Err(_) => {
+                    let fen = Fen::from_position(game.position(), EnPassantMode::Legal);
+                    self.out.info_string(format!(
+                        "illegal move '{uci}' (move {}) in position {fen}; position set to the moves before it",
+                        i + 1
+                    ));
+                    break;
+                }
+            }
+        }
+        self.game = Arc::new(game);
+        self.positioned = true;
+    }
+
+    /// The pool for the current options, started or restarted as needed.
+    /// `None` (with an `info string`) when the options cannot make one.
+    fn pool(&mut self) -> Option<Arc<Pool>> {
+        let config: PoolConfig = match self.options.pool_config() {
+            Ok(c) => c,
+            Err(e) => {
+                self.out.info_string(e);
+                return None;
+            }
+        };
+        if let Some(pool) = &self.pool
+            && *pool.config() == config
+        {
+            return Some(pool.clone());
+        }
+        if let Some(old) = self.pool.take() {
+            self.retire(old);
+        }
+        let pool = Arc::new(Pool::start(config));
+        self.pool = Some(pool.clone());
+        Some(pool)
+    }
+
+    fn retire(&mut self, pool: Arc<Pool>) {
+        match Arc::try_unwrap(pool) {
+            Ok(pool) => self.retiring.push(tokio::spawn(pool.shutdown())),
+            // Still shared (cannot happen between searches): its workers end
+            // when the last handle drops.
+            Err(pool) => drop(pool),
+        }
+    }
+
+    /// Stops a running search and waits for its `bestmove`.
+    async fn finish_search(&mut self) {
+        if let Some(mut s) = self.search.take() {
+            s.stop.cancel();
+            match tokio::time::timeout(QUIT_GRACE, &mut s.task).await {
+                Ok(joined) => {
+                    self.search = Some(s);
+                    self.search_ended(joined);
+                }
+                Err(_) => {
+                    s.task.abort();
+                    let joined = (&mut s.task).await;
+                    self.search = Some(s);
+                    self.search_ended(joined);
+                }
+            }
+        }
+    }
+
+    /// Bookkeeping when the search task ends; if it died without answering,
+    /// the GUI still gets its one `bestmove`.
+    fn search_ended(&mut self, joined: Result<(), tokio::task::JoinError>) {
+        let Some(s) = self.search.take() else { return };
+        if let Err(e) = joined {
+            tracing::error!("search task failed: {e}");
+            self.out.info_string(format!("search failed: {e}"));
+            self.out.line(match s.fallback {
+                Some(m) => format!("bestmove {m}"),
+                None => "bestmove (none)".to_owned(),
+            });
+        }
+    }
+
+    async fn shutdown(mut self) {
+        self.finish_search().await;
+        if let Some(pool) = self.pool.take() {
+            self.retire(pool);
+        }
+        for handle in self.retiring.drain(..) {
+            let _ = handle.await;
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! How long one move may take, from the `go` line.
+//!
+//! The GUI measures our time including pipe latency, so `MoveOverhead` is kept
+//! back from every budget. With a clock, a move gets its share of what is left
+//! (`movestogo`, or about 30 moves in sudden death) plus most of the increment,
+//! and never more than a safe fraction of the clock.
+
+use std::time::Duration;
+
+use shakmaty::Color;
+
+use crate::uci::codec::Go;
+
+/// Moves assumed left when the GUI does not say (sudden death).
+const DEFAULT_MOVES_TO_GO: u64 = 30;
+
+/// The wall time this move may use, or `None` when the `go` line sets no clock
+/// or move time (depth, nodes, mate, infinite).
+pub fn move_budget(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
+    let overhead_ms = overhead.as_millis() as u64;
+    if let Some(movetime) = go.movetime {
+        return Some(Duration::from_millis(movetime.saturating_sub(overhead_ms)));
+    }
+    let (time, inc) = match us {
+        Color::White => (go.wtime, go.winc),
+        Color::Black => (go.btime, go.binc),
+    };
+    // Negative clocks happen (cutechess after an overstep): treat as empty.
+    let left = time?.max(0) as u64;
+    let inc = inc.unwrap_or(0).max(0) as u64;
+    let usable = left.saturating_sub(overhead_ms);
+    let moves_to_go = go.movestogo.map_or(DEFAULT_MOVES_TO_GO, u64::from).max(1);
+    let share = usable / moves_to_go + inc * 3 / 4;
+    // Never bet most of the clock on one move, unless it is the last before a
+    // time control.
+    let cap = if moves_to_go == 1 {
+        usable * 9 / 10
+    } else {
+        usable / 2
+    };
+    Some(Duration::from_millis(share.min(cap)))
+}
+
+/// The latest a fixed-budget search (`ChildNodes`, `go depth`, …) may answer
+/// without risking the clock: the move time when one is given, else half of
+/// what is left. `None` without a clock.
+pub fn flag_guard(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
+    let overhead_ms = overhead.as_millis() as u64;
+    if let Some(movetime) = go.movetime {
+        return Some(Duration::from_millis(movetime.saturating_sub(overhead_ms)));
+    }
+    let time = match us {
+        Color::White => go.wtime,
+        Color::Black => go.btime,
+    };
+    let left = time?.max(0) as u64;
+    Some(Duration::from_millis(left.saturating_sub(overhead_ms) / 2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn budget(go: Go, us: Color) -> Option<u64> {
+        move_budget(&go, us, Duration::from_millis(50)).map(|d| d.as_millis() as u64)
+    }
+
+    #[test]
+    fn budgets() {
+        let cases = [
+            (Go { movetime: Some(1000), ..Go::default() }, Color::White, Some(950)),
+            (Go { movetime: Some(10), ..Go::default() }, Color::White, Some(0)),
+            // 10+0.1: 9950/30 + 75.
+            (Go { wtime: Some(10_000), btime: Some(1), winc: Some(100), ..Go::default() }, Color::White, Some(406)),
+            // Black's clock, 1+0.01.
+            (Go { wtime: Some(60_000), btime: Some(1_000), binc: Some(10), ..Go::default() }, Color::Black, Some(38)),
+            // Negative clock: nothing but the increment, capped by an empty clock.
+            (Go { wtime: Some(-150), winc: Some(100), ..Go::default() }, Color::White, Some(0)),
+            (Go { wtime: Some(2_050), movestogo: Some(1), ..Go::default() }, Color::White, Some(1800)),
+            (Go { depth: Some(5), ..Go::default() }, Color::White, None),
+            (Go { infinite: true, ..Go::default() }, Color::White, None),
+        ];
+        for (go, us, want) in cases {
+            assert_eq!(budget(go.clone(), us), want, "{go}");
+        }
+    }
+}
