@@ -44,12 +44,18 @@ pub struct BenchArgs {
 
 /// Runs the bench, writing its table to `out` (stdout: bench is not a UCI
 /// session).
-pub async fn run(mut options: Options, args: BenchArgs, out: &mut impl Write) -> anyhow::Result<()> {
+pub async fn run(
+    mut options: Options,
+    args: BenchArgs,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
     options.child_nodes = args.nodes;
     let games: Vec<Arc<Game>> = POSITIONS
         .iter()
         .map(|text| {
-            let fen: Fen = text.parse().with_context(|| format!("bench fen '{text}'"))?;
+            let fen: Fen = text
+                .parse()
+                .with_context(|| format!("bench fen '{text}'"))?;
             let pos: Chess = fen
                 .clone()
                 .into_position(CastlingMode::Standard)
@@ -69,16 +75,17 @@ pub async fn run(mut options: Options, args: BenchArgs, out: &mut impl Write) ->
         decision(&pool, &games[0], &options).await;
         writeln!(out, "\nThreads {threads}")?;
         writeln!(
-        out,
+            out,
             "{:>3} {:>5} {:>6} {:>9} {:>9} {:>9} {:>9} {:>6}",
             "pos", "moves", "calls", "wall ms", "busy ms", "search ms", "overhead", "eff"
         )?;
-        let (mut wall_sum, mut busy_sum, mut search_sum) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        let (mut wall_sum, mut busy_sum, mut search_sum) =
+            (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         for (i, game) in games.iter().enumerate() {
             let (wall, stats, moves) = decision(&pool, game, &options).await;
             let ideal = stats.busy_time / threads as u32;
             writeln!(
-        out,
+                out,
                 "{:>3} {:>5} {:>6} {:>9.1} {:>9.1} {:>9.1} {:>8.1}% {:>5.1}%",
                 i + 1,
                 moves,
@@ -95,7 +102,7 @@ pub async fn run(mut options: Options, args: BenchArgs, out: &mut impl Write) ->
         }
         let ideal = busy_sum / threads as u32;
         writeln!(
-        out,
+            out,
             "all {:>5} {:>6} {:>9.1} {:>9.1} {:>9.1} {:>8.1}% {:>5.1}%",
             "",
             "",

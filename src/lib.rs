@@ -7,6 +7,6 @@
 
 pub mod bench;
 pub mod engine;
-pub mod mpc;
 pub mod log;
+pub mod mpc;
 pub mod uci;

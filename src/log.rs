@@ -32,7 +32,12 @@ pub fn set_file(path: &str) -> io::Result<()> {
     let file = if path.trim().is_empty() {
         None
     } else {
-        Some(OpenOptions::new().create(true).append(true).open(path.trim())?)
+        Some(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path.trim())?,
+        )
     };
     let level = if file.is_some() {
         LevelFilter::TRACE

@@ -33,7 +33,9 @@ enum Cmd {
 /// Every UCI option as a flag: `ChildNodes` is `--child-nodes=2000`.
 fn with_option_flags(mut cmd: clap::Command) -> clap::Command {
     for name in NAMES {
-        let Some(spec) = Options::spec(name) else { continue };
+        let Some(spec) = Options::spec(name) else {
+            continue;
+        };
         let mut arg = Arg::new(name)
             .long(flag_name(name))
             .global(true)
@@ -78,11 +80,15 @@ fn main() -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     match cli.command {
-        Some(Cmd::Bench(args)) => runtime.block_on(bench::run(options, args, &mut io::stdout().lock())),
+        Some(Cmd::Bench(args)) => {
+            runtime.block_on(bench::run(options, args, &mut io::stdout().lock()))
+        }
         None => {
-            let (out, writer) = Output::start(io::stdout()).context("cannot start stdout writer")?;
+            let (out, writer) =
+                Output::start(io::stdout()).context("cannot start stdout writer")?;
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            spawn_reader(io::BufReader::new(io::stdin()), tx).context("cannot start stdin reader")?;
+            spawn_reader(io::BufReader::new(io::stdin()), tx)
+                .context("cannot start stdin reader")?;
             runtime.block_on(Session::new(options, out).run(rx));
             // Every Output handle is gone with the session: the writer drains
             // and ends.

@@ -301,8 +301,7 @@ impl Client {
                 "bestmove {}",
                 best.map_or("(none)".to_owned(), |m| m.to_string())
             ),
-            fen: shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal)
-                .to_string(),
+            fen: shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string(),
             reason: format!("{reason} (after '{go}')"),
         };
         let uci = best.ok_or_else(|| bad("no move in a position with legal moves"))?;

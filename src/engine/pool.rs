@@ -8,17 +8,23 @@
 //! tried once more on the fresh child. Shutting the pool down quits every
 //! child, kills the ones that do not exit, and leaves no process behind.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
 use tokio::{
-    sync::{Mutex, mpsc, oneshot},
+    sync::{Mutex, mpsc, oneshot, watch},
     task::JoinHandle,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     engine::client::{ChildConfig, ChildError, Client, QUIT_TIMEOUT},
-    mpc::{Children, Query, Report, Role},
+    mpc::{ChildLimit, Children, Query, Report, Role},
 };
 
 /// What the pool runs.
@@ -48,7 +54,15 @@ pub struct Pool {
     config: PoolConfig,
     jobs: mpsc::UnboundedSender<Job>,
     workers: Vec<JoinHandle<()>>,
+    /// How many workers have started their children (or failed to).
+    started: watch::Receiver<usize>,
+    /// Running estimate of what a call costs beyond the search it asked for
+    /// (hash clearing, pipes, a child overshooting its movetime), in µs.
+    call_cost_us: AtomicU64,
 }
+
+/// The call cost assumed before any call was measured.
+const INITIAL_CALL_COST: Duration = Duration::from_millis(3);
 
 impl Pool {
     /// Starts the workers; each spawns its children at once, so they are ready
@@ -56,6 +70,8 @@ impl Pool {
     pub fn start(config: PoolConfig) -> Pool {
         let (jobs, queue) = mpsc::unbounded_channel();
         let queue = Arc::new(Mutex::new(queue));
+        let (started_tx, started) = watch::channel(0);
+        let started_tx = Arc::new(started_tx);
         let workers = (1..=config.threads.max(1))
             .map(|n| {
                 let worker = Worker {
@@ -64,14 +80,43 @@ impl Pool {
                     evaluator: None,
                     opponent: None,
                 };
-                tokio::spawn(worker.run(queue.clone()))
+                tokio::spawn(worker.run(queue.clone(), started_tx.clone()))
             })
             .collect();
         Pool {
             config,
             jobs,
             workers,
+            started,
+            call_cost_us: AtomicU64::new(INITIAL_CALL_COST.as_micros() as u64),
         }
+    }
+
+    /// Resolves when every worker has started its children (or failed to:
+    /// that shows again on first use).
+    pub async fn ready(&self) {
+        let threads = self.workers.len();
+        let mut started = self.started.clone();
+        let _ = started.wait_for(|n| *n >= threads).await;
+    }
+
+    /// What one call costs beyond its search, as measured so far.
+    pub fn call_cost(&self) -> Duration {
+        Duration::from_micros(self.call_cost_us.load(Ordering::Relaxed))
+    }
+
+    /// Folds one finished call into the cost estimate (moving average).
+    fn measure(&self, query: &Query, report: &Report) {
+        let mut extra = report.busy_time.saturating_sub(report.search_time);
+        if let ChildLimit::MoveTime(asked) = query.limit
+            && !report.stopped
+        {
+            extra += report.search_time.saturating_sub(asked);
+        }
+        let sample = extra.as_micros() as u64;
+        let old = self.call_cost_us.load(Ordering::Relaxed);
+        self.call_cost_us
+            .store((old * 7 + sample) / 8, Ordering::Relaxed);
     }
 
     pub fn config(&self) -> &PoolConfig {
@@ -104,12 +149,16 @@ impl Children for Pool {
         let (reply, answer) = oneshot::channel();
         self.jobs
             .send(Job {
-                query,
+                query: query.clone(),
                 cancel,
                 reply,
             })
             .map_err(|_| ChildError::PoolClosed)?;
-        answer.await.unwrap_or(Err(ChildError::PoolClosed))
+        let result = answer.await.unwrap_or(Err(ChildError::PoolClosed));
+        if let Ok(report) = &result {
+            self.measure(&query, report);
+        }
+        result
     }
 }
 
@@ -121,13 +170,19 @@ struct Worker {
 }
 
 impl Worker {
-    async fn run(mut self, queue: Arc<Mutex<mpsc::UnboundedReceiver<Job>>>) {
+    async fn run(
+        mut self,
+        queue: Arc<Mutex<mpsc::UnboundedReceiver<Job>>>,
+        started: Arc<watch::Sender<usize>>,
+    ) {
         // Start the children now; a failure here shows again on first use.
         for role in [Role::Evaluator, Role::Opponent] {
             if let Err(e) = self.client(role).await {
                 tracing::warn!("worker {}: {e}", self.n);
             }
         }
+        started.send_modify(|n| *n += 1);
+        drop(started);
         loop {
             let job = { queue.lock().await.recv().await };
             let Some(job) = job else { break };
@@ -140,12 +195,18 @@ impl Worker {
                 && e.needs_restart()
                 && !job.cancel.is_cancelled()
             {
-                tracing::warn!("worker {}: {e}; restarting the child and trying again", self.n);
+                tracing::warn!(
+                    "worker {}: {e}; restarting the child and trying again",
+                    self.n
+                );
                 result = self.search(&job).await;
             }
             let _ = job.reply.send(result);
         }
-        for client in [self.evaluator.take(), self.opponent.take()].into_iter().flatten() {
+        for client in [self.evaluator.take(), self.opponent.take()]
+            .into_iter()
+            .flatten()
+        {
             client.quit(QUIT_TIMEOUT).await;
         }
     }

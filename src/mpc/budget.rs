@@ -46,14 +46,16 @@ pub enum TimedPlan {
     EvaluatorOnly(Duration),
 }
 
-/// Splits `budget` over one pass, given `threads` concurrent searches. Prefers
+/// Splits `budget` over one pass, given `threads` concurrent searches, each
+/// call costing `call_cost` beyond the search it asks for. Prefers
 /// `preferred`; falls back to half-step and then to the evaluator alone when the
-/// share per call drops below [`MIN_CALL`].
+/// search time per call drops below [`MIN_CALL`].
 pub fn plan_timed(
     budget: Duration,
     moves: usize,
     threads: usize,
     preferred: Lookahead,
+    call_cost: Duration,
 ) -> TimedPlan {
     let usable = budget.mul_f64(SAFETY);
     let threads = threads.max(1);
@@ -61,7 +63,7 @@ pub fn plan_timed(
         let calls = calls_per_pass(lookahead, moves);
         // Calls queue in waves of `threads`; round the waves up.
         let waves = calls.div_ceil(threads).max(1);
-        usable / waves as u32
+        (usable / waves as u32).saturating_sub(call_cost)
     };
     let order: &[Lookahead] = match preferred {
         Lookahead::One => &[Lookahead::One, Lookahead::Half],
@@ -73,7 +75,7 @@ pub fn plan_timed(
             return TimedPlan::Lookahead(*lookahead, per_call);
         }
     }
-    TimedPlan::EvaluatorOnly(usable)
+    TimedPlan::EvaluatorOnly(usable.saturating_sub(call_cost))
 }
 
 /// Splits a total node budget (`go nodes N`) over the calls of one pass.
@@ -88,18 +90,22 @@ mod tests {
     #[test]
     fn time_is_split_over_waves_of_calls() {
         // 20 moves, one-step: 41 calls; 2 threads: 21 waves.
-        let plan = plan_timed(Duration::from_millis(2100), 20, 2, Lookahead::One);
-        assert_eq!(
-            plan,
-            TimedPlan::Lookahead(Lookahead::One, Duration::from_millis(80))
-        );
+        let ms = Duration::from_millis;
+        let plan = plan_timed(ms(2100), 20, 2, Lookahead::One, ms(2));
+        assert_eq!(plan, TimedPlan::Lookahead(Lookahead::One, ms(78)));
         // Too little for one-step, enough for half-step (21 calls, 11 waves).
-        let plan = plan_timed(Duration::from_millis(100), 20, 2, Lookahead::One);
+        let plan = plan_timed(ms(100), 20, 2, Lookahead::One, Duration::ZERO);
         assert!(matches!(plan, TimedPlan::Lookahead(Lookahead::Half, d) if d >= MIN_CALL));
+        // The same when every call costs 4 ms more: no lookahead fits.
+        let plan = plan_timed(ms(100), 20, 2, Lookahead::One, ms(4));
+        assert_eq!(plan, TimedPlan::EvaluatorOnly(ms(76)));
         // Bullet with a nearly empty clock: the evaluator alone.
-        let plan = plan_timed(Duration::from_millis(20), 20, 2, Lookahead::One);
-        assert_eq!(plan, TimedPlan::EvaluatorOnly(Duration::from_millis(16)));
-        assert_eq!(plan_timed(Duration::ZERO, 1, 1, Lookahead::Half), TimedPlan::EvaluatorOnly(Duration::ZERO));
+        let plan = plan_timed(ms(20), 20, 2, Lookahead::One, Duration::ZERO);
+        assert_eq!(plan, TimedPlan::EvaluatorOnly(ms(16)));
+        assert_eq!(
+            plan_timed(Duration::ZERO, 1, 1, Lookahead::Half, ms(1)),
+            TimedPlan::EvaluatorOnly(Duration::ZERO)
+        );
     }
 
     #[test]

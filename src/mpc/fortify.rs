@@ -40,7 +40,11 @@ mod tests {
             (-10, -40, 0, Verdict::Lookahead),
         ];
         for (v, s, margin, want) in cases {
-            assert_eq!(fortify(Value::cp(v), Value::cp(s), margin), want, "{v} {s} {margin}");
+            assert_eq!(
+                fortify(Value::cp(v), Value::cp(s), margin),
+                want,
+                "{v} {s} {margin}"
+            );
         }
         // A forced mate found by the lookahead beats any centipawn root score.
         let mate = (-Value::MATED).from_child(3);

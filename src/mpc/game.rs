@@ -6,11 +6,7 @@
 //! whole history from `position … moves …`, which is why a [`Game`] keeps the
 //! hash of every position it passed through.
 
-use shakmaty::{
-    CastlingMode, Chess, EnPassantMode, Move, Position,
-    fen::Fen,
-    zobrist::Zobrist64,
-};
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position, fen::Fen, zobrist::Zobrist64};
 
 use crate::mpc::score::Value;
 
@@ -152,10 +148,17 @@ mod tests {
 
     fn game(fen: &str, moves: &str) -> Game {
         let fen: Fen = fen.parse().expect("fen");
-        let pos: Chess = fen.clone().into_position(CastlingMode::Standard).expect("pos");
+        let pos: Chess = fen
+            .clone()
+            .into_position(CastlingMode::Standard)
+            .expect("pos");
         let mut g = Game::new(Some(fen), pos, CastlingMode::Standard);
         for m in moves.split_whitespace() {
-            let m = m.parse::<UciMove>().expect("uci").to_move(g.position()).expect("legal");
+            let m = m
+                .parse::<UciMove>()
+                .expect("uci")
+                .to_move(g.position())
+                .expect("legal");
             g.push(m);
         }
         g
@@ -166,7 +169,10 @@ mod tests {
         for m in line {
             pos.play_unchecked(*m);
         }
-        uci.parse::<UciMove>().expect("uci").to_move(&pos).expect("legal")
+        uci.parse::<UciMove>()
+            .expect("uci")
+            .to_move(&pos)
+            .expect("legal")
     }
 
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -175,10 +181,19 @@ mod tests {
     fn rules_that_end_a_game() {
         let cases = [
             // Fool's mate: white to move is mated.
-            ("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3", Some(Terminal::Checkmate)),
+            (
+                "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3",
+                Some(Terminal::Checkmate),
+            ),
             ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", Some(Terminal::Stalemate)),
-            ("8/8/4k3/8/8/3BK3/8/8 w - - 0 1", Some(Terminal::InsufficientMaterial)),
-            ("8/8/4k3/8/8/3RK3/8/8 w - - 100 80", Some(Terminal::FiftyMoves)),
+            (
+                "8/8/4k3/8/8/3BK3/8/8 w - - 0 1",
+                Some(Terminal::InsufficientMaterial),
+            ),
+            (
+                "8/8/4k3/8/8/3RK3/8/8 w - - 100 80",
+                Some(Terminal::FiftyMoves),
+            ),
             ("8/8/4k3/8/8/3RK3/8/8 w - - 99 80", None),
             (START, None),
         ];
@@ -201,7 +216,11 @@ mod tests {
         assert_eq!(g.terminal_after(&[a]), None);
         assert_eq!(g.terminal_after(&[a, b]), None, "second occurrence only");
         // Third occurrence of the position after 1. Nf3 Nf6 2. Ng1: ply 3 of the game.
-        assert_eq!(g.terminal_after(&[a, b, c]), None, "second occurrence of this one");
+        assert_eq!(
+            g.terminal_after(&[a, b, c]),
+            None,
+            "second occurrence of this one"
+        );
         assert_eq!(g.terminal_after(&[a, b, c, d]), Some(Terminal::Threefold));
         // Mate beats the fifty-move rule.
         let g = game("7k/8/6K1/8/8/8/8/R7 w - - 99 80", "");

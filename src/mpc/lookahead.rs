@@ -357,11 +357,16 @@ fn choose(
             if let Some(leaf) = &c.leaf {
                 stats.depth = leaf.depth + plies;
             }
-            let ponder = c.reply.or_else(|| c.leaf.as_ref().and_then(|l| l.pv.first().copied()));
+            let ponder = c
+                .reply
+                .or_else(|| c.leaf.as_ref().and_then(|l| l.pv.first().copied()));
             let value = c.value.or(evaluator_choice.map(|(_, s)| s));
             (c.mv, ponder, value, pv, rule)
         }
-        None => match root.as_ref().filter(|r| candidates.iter().any(|c| c.mv == r.best)) {
+        None => match root
+            .as_ref()
+            .filter(|r| candidates.iter().any(|c| c.mv == r.best))
+        {
             Some(r) => {
                 stats.depth = r.depth;
                 let pv = if r.pv.first() == Some(&r.best) {
@@ -369,7 +374,13 @@ fn choose(
                 } else {
                     vec![r.best]
                 };
-                (r.best, pv.get(1).copied(), r.score, pv, Rule::EvaluatorFallback)
+                (
+                    r.best,
+                    pv.get(1).copied(),
+                    r.score,
+                    pv,
+                    Rule::EvaluatorFallback,
+                )
             }
             None => (first, None, None, vec![first], Rule::NoAnswer),
         },
@@ -447,7 +458,11 @@ mod tests {
                         // Any legal move, deterministically.
                         let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
                         sort_candidates(&mut moves);
-                        Box::leak(UciMove::from_standard(moves[0]).to_string().into_boxed_str())
+                        Box::leak(
+                            UciMove::from_standard(moves[0])
+                                .to_string()
+                                .into_boxed_str(),
+                        )
                     });
                     Ok(report(&pos, reply, 0))
                 }
@@ -468,18 +483,31 @@ mod tests {
 
     fn game(fen: &str) -> Arc<Game> {
         let fen: Fen = fen.parse().expect("fen");
-        let pos: Chess = fen.clone().into_position(CastlingMode::Standard).expect("pos");
+        let pos: Chess = fen
+            .clone()
+            .into_position(CastlingMode::Standard)
+            .expect("pos");
         Arc::new(Game::new(Some(fen), pos, CastlingMode::Standard))
     }
 
     fn moves(g: &Game, names: &[&str]) -> Vec<Move> {
         names
             .iter()
-            .map(|n| n.parse::<UciMove>().expect("uci").to_move(g.position()).expect("legal"))
+            .map(|n| {
+                n.parse::<UciMove>()
+                    .expect("uci")
+                    .to_move(g.position())
+                    .expect("legal")
+            })
             .collect()
     }
 
-    async fn run(children: Scripted, g: &Arc<Game>, cands: &[Move], settings: Settings) -> Decision {
+    async fn run(
+        children: Scripted,
+        g: &Arc<Game>,
+        cands: &[Move],
+        settings: Settings,
+    ) -> Decision {
         let mut seen = Vec::new();
         let d = decide(
             &Arc::new(children),
@@ -584,7 +612,10 @@ mod tests {
         c.root = Some(("a1b1", 900));
         let d = run(c, &g, &cands, ONE).await;
         assert_eq!(key(&[d.best]), "a1a8");
-        assert_eq!(d.value.map(|v| v.to_uci().kind), Some(crate::uci::codec::ScoreKind::Mate(1)));
+        assert_eq!(
+            d.value.map(|v| v.to_uci().kind),
+            Some(crate::uci::codec::ScoreKind::Mate(1))
+        );
         assert_eq!(d.candidates[0].terminal, Some(Terminal::Checkmate));
 
         // Stalemating the opponent is a draw, worse than a won position.
@@ -597,7 +628,13 @@ mod tests {
         c.root = Some(("g1g2", 1500));
         let d = run(c, &g, &cands, ONE).await;
         assert_eq!(key(&[d.best]), "g1g2");
-        assert_eq!(d.candidates.iter().find(|c| key(&[c.mv]) == "g1g6").and_then(|c| c.terminal), Some(Terminal::Stalemate));
+        assert_eq!(
+            d.candidates
+                .iter()
+                .find(|c| key(&[c.mv]) == "g1g6")
+                .and_then(|c| c.terminal),
+            Some(Terminal::Stalemate)
+        );
     }
 
     #[tokio::test]
@@ -608,7 +645,10 @@ mod tests {
         c.fail = vec!["e2e4".into(), "d2d4".into()];
         c.root = Some(("d2d4", 10));
         let d = run(c, &g, &cands, ONE).await;
-        assert_eq!((key(&[d.best]), d.rule), ("d2d4".into(), Rule::EvaluatorFallback));
+        assert_eq!(
+            (key(&[d.best]), d.rule),
+            ("d2d4".into(), Rule::EvaluatorFallback)
+        );
         assert!(d.candidates.iter().all(|c| c.failure.is_some()));
 
         let mut c = Scripted::default();

@@ -161,7 +161,10 @@ mod tests {
             ScoreKind::Mate(2)
         );
         // Mate on the board after our move and their reply: we are mated, 2 plies in.
-        assert_eq!(Value::MATED.from_child(2).to_uci().kind, ScoreKind::Mate(-1));
+        assert_eq!(
+            Value::MATED.from_child(2).to_uci().kind,
+            ScoreKind::Mate(-1)
+        );
         assert_eq!(Value::cp(40).from_child(2), Value::cp(40));
         assert_eq!(uci(ScoreKind::Mate(2)).plus_cp(50), uci(ScoreKind::Mate(2)));
         assert_eq!(Value::cp(10).plus_cp(-25), Value::cp(-15));

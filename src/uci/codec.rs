@@ -77,7 +77,10 @@ pub enum GuiCommand {
     Uci,
     Debug(bool),
     IsReady,
-    SetOption { name: String, value: Option<String> },
+    SetOption {
+        name: String,
+        value: Option<String>,
+    },
     Register,
     UciNewGame,
     Position {

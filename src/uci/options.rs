@@ -227,8 +227,10 @@ impl Options {
     /// the evaluator's command; an empty `OpponentOptions` then means the
     /// evaluator's options too, so one set of processes serves both roles.
     pub fn pool_config(&self) -> Result<PoolConfig, OptionError> {
-        let evaluator = self.child_config(&self.evaluator, &self.evaluator_options, "EvaluatorOptions")?;
-        let opponent = if self.opponent.trim().is_empty() && self.opponent_options.trim().is_empty() {
+        let evaluator =
+            self.child_config(&self.evaluator, &self.evaluator_options, "EvaluatorOptions")?;
+        let opponent = if self.opponent.trim().is_empty() && self.opponent_options.trim().is_empty()
+        {
             evaluator.clone()
         } else {
             let command = if self.opponent.trim().is_empty() {
@@ -245,7 +247,12 @@ impl Options {
         })
     }
 
-    fn child_config(&self, command: &str, extra: &str, option: &str) -> Result<ChildConfig, OptionError> {
+    fn child_config(
+        &self,
+        command: &str,
+        extra: &str,
+        option: &str,
+    ) -> Result<ChildConfig, OptionError> {
         // One search thread per child: `Threads` counts children, not cores
         // inside a child. The user's own options come last and win.
         let mut options = vec![
@@ -255,11 +262,13 @@ impl Options {
         if self.chess960 {
             options.push(("UCI_Chess960".to_owned(), "true".to_owned()));
         }
-        options.extend(parse_child_options(extra).map_err(|reason| OptionError::BadValue {
-            name: option.to_owned(),
-            value: extra.to_owned(),
-            expected: reason,
-        })?);
+        options.extend(
+            parse_child_options(extra).map_err(|reason| OptionError::BadValue {
+                name: option.to_owned(),
+                value: extra.to_owned(),
+                expected: reason,
+            })?,
+        );
         Ok(ChildConfig {
             command: command.trim().to_owned(),
             options,
@@ -278,7 +287,9 @@ pub fn parse_child_options(text: &str) -> Result<Vec<(String, String)>, String> 
             Some((name, value)) if !name.trim().is_empty() => {
                 Ok((name.trim().to_owned(), value.trim().to_owned()))
             }
-            _ => Err(format!("a list of Name=Value separated by ';' (at '{part}')")),
+            _ => Err(format!(
+                "a list of Name=Value separated by ';' (at '{part}')"
+            )),
         })
         .collect()
 }
@@ -313,7 +324,8 @@ mod tests {
         o.set("childnodes", Some("2000")).expect("spin");
         o.set("FORTIFY", Some("false")).expect("check");
         o.set("lookahead", Some("Half")).expect("combo");
-        o.set("Evaluator", Some("/usr/games/stockfish --x")).expect("string");
+        o.set("Evaluator", Some("/usr/games/stockfish --x"))
+            .expect("string");
         o.set("LogFile", None).expect("empty string");
         assert_eq!(o.child_nodes, 2000);
         assert!(!o.fortify);
@@ -324,7 +336,11 @@ mod tests {
             ("Threads", Some("two"), "'two'"),
             ("Fortify", Some("yes"), "true or false"),
             ("Hash", None, "needs a value"),
-            ("No Such Option", Some("1"), "unknown option 'No Such Option'"),
+            (
+                "No Such Option",
+                Some("1"),
+                "unknown option 'No Such Option'",
+            ),
         ];
         for (name, value, want) in errors {
             let e = o.set(name, value).expect_err(name).to_string();
@@ -339,7 +355,10 @@ mod tests {
         for name in NAMES {
             let spec = Options::spec(name).expect(name);
             assert_eq!(spec.name, name);
-            assert!(doc.contains(&format!("`{name}`")), "uci-options.md lacks `{name}`");
+            assert!(
+                doc.contains(&format!("`{name}`")),
+                "uci-options.md lacks `{name}`"
+            );
         }
         assert_eq!(flag_name("ChildNodes"), "child-nodes");
         assert_eq!(flag_name("UCI_Chess960"), "uci-chess960");
@@ -351,11 +370,15 @@ mod tests {
         let mut o = Options::default();
         o.evaluator = "/usr/games/stockfish".into();
         assert!(o.pool_config().expect("config").shared_roles());
-        o.set("OpponentOptions", Some("Skill Level=3")).expect("set");
+        o.set("OpponentOptions", Some("Skill Level=3"))
+            .expect("set");
         let c = o.pool_config().expect("config");
         assert!(!c.shared_roles());
         assert_eq!(c.opponent.command, "/usr/games/stockfish");
-        assert_eq!(c.opponent.options.last(), Some(&("Skill Level".into(), "3".into())));
+        assert_eq!(
+            c.opponent.options.last(),
+            Some(&("Skill Level".into(), "3".into()))
+        );
         let e = o.set("EvaluatorOptions", Some("Hash")).expect_err("no '='");
         assert!(e.to_string().contains("Name=Value"), "{e}");
     }

@@ -27,7 +27,10 @@ impl Output {
             .name("stdout-writer".into())
             .spawn(move || {
                 for line in rx {
-                    if writeln!(sink, "{line}").and_then(|()| sink.flush()).is_err() {
+                    if writeln!(sink, "{line}")
+                        .and_then(|()| sink.flush())
+                        .is_err()
+                    {
                         // The GUI is gone; later sends fail quietly.
                         tracing::warn!("stdout closed; dropping output");
                         break;

@@ -80,7 +80,11 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
         return Plan::Pass(ChildLimit::Depth((2 * mate).clamp(1, MAX_MATE_DEPTH)));
     }
     if let Some(nodes) = go.nodes {
-        return Plan::Pass(ChildLimit::Nodes(split_nodes(nodes, options.lookahead, moves)));
+        return Plan::Pass(ChildLimit::Nodes(split_nodes(
+            nodes,
+            options.lookahead,
+            moves,
+        )));
     }
     if go.infinite || go.ponder {
         return Plan::Deepening;
@@ -184,12 +188,19 @@ impl Search {
 
     /// Passes of doubling size until `stop` (or `ponderhit` while pondering,
     /// which turns the search into a timed one from that moment).
-    async fn deepen(&mut self, settings: Settings, us: Color, overhead: Duration) -> Option<Decision> {
+    async fn deepen(
+        &mut self,
+        settings: Settings,
+        us: Color,
+        overhead: Duration,
+    ) -> Option<Decision> {
         let mut last: Option<Decision> = None;
         let mut nodes = FIRST_PASS_NODES;
         let pondering = self.req.go.ponder;
         loop {
-            let d = self.pass(ChildLimit::Nodes(nodes), settings, None, pondering).await;
+            let d = self
+                .pass(ChildLimit::Nodes(nodes), settings, None, pondering)
+                .await;
             if !d.as_ref().is_some_and(|d| d.cancelled) {
                 last = d;
             } else if last.is_none() {
@@ -211,10 +222,22 @@ impl Search {
     }
 
     /// One pass split out of `budget` from `start`, ended by the deadline.
-    async fn timed(&mut self, start: Instant, budget: Duration, settings: Settings) -> Option<Decision> {
+    async fn timed(
+        &mut self,
+        start: Instant,
+        budget: Duration,
+        settings: Settings,
+    ) -> Option<Decision> {
         let deadline = start + budget;
         let threads = self.req.options.threads as usize;
-        match plan_timed(budget, self.candidates.len(), threads, settings.lookahead) {
+        let cost = self.req.pool.call_cost();
+        match plan_timed(
+            budget,
+            self.candidates.len(),
+            threads,
+            settings.lookahead,
+            cost,
+        ) {
             TimedPlan::Lookahead(lookahead, per_call) => {
                 if lookahead != settings.lookahead {
                     self.req.out.info_string(format!(
@@ -225,8 +248,13 @@ impl Search {
                     lookahead,
                     ..settings
                 };
-                self.pass(ChildLimit::MoveTime(per_call), settings, Some(deadline), false)
-                    .await
+                self.pass(
+                    ChildLimit::MoveTime(per_call),
+                    settings,
+                    Some(deadline),
+                    false,
+                )
+                .await
             }
             TimedPlan::EvaluatorOnly(time) => {
                 self.req.out.info_string(format!(

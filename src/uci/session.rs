@@ -87,6 +87,9 @@ pub struct Session {
     debug: bool,
 }
 
+/// How long `isready` waits for the children to start.
+const READY_WAIT: Duration = Duration::from_secs(30);
+
 /// How long `quit` waits for a search to write its `bestmove`.
 const QUIT_GRACE: Duration = Duration::from_secs(3);
 
@@ -164,12 +167,31 @@ impl Session {
             }
             GuiCommand::Debug(on) => self.debug = on,
             GuiCommand::IsReady => {
-                if self.search.is_none() {
-                    // Start (or restart) the children in the background so the
-                    // first `go` finds them ready.
-                    self.pool();
+                // Mid-search: at once. Otherwise the children are (re)started
+                // and `readyok` follows when they are up, as GUIs expect of an
+                // engine initialising; the coordinator stays free meanwhile.
+                let pool = if self.search.is_none() {
+                    self.pool()
+                } else {
+                    None
+                };
+                match pool {
+                    Some(pool) => {
+                        let out = self.out.clone();
+                        tokio::spawn(async move {
+                            if tokio::time::timeout(READY_WAIT, pool.ready())
+                                .await
+                                .is_err()
+                            {
+                                out.info_string(format!(
+                                    "child engines not ready after {READY_WAIT:?}"
+                                ));
+                            }
+                            out.line("readyok");
+                        });
+                    }
+                    None => self.out.line("readyok"),
                 }
-                self.out.line("readyok");
             }
             GuiCommand::SetOption { name, value } => {
                 match self.options.set(&name, value.as_deref()) {
@@ -187,7 +209,11 @@ impl Session {
             }
             GuiCommand::Register => {}
             GuiCommand::UciNewGame => {
-                self.game = Arc::new(Game::new(None, Chess::default(), self.options.castling_mode()));
+                self.game = Arc::new(Game::new(
+                    None,
+                    Chess::default(),
+                    self.options.castling_mode(),
+                ));
             }
             GuiCommand::Position { start, moves } => self.set_position(start, &moves),
             GuiCommand::Go(go) => {
@@ -200,7 +226,10 @@ impl Session {
                     // No children can be configured: still answer with a move.
                     let first = self.game.position().legal_moves().first().copied();
                     self.out.line(match first {
-                        Some(m) => format!("bestmove {}", UciMove::from_move(m, self.game.castling_mode())),
+                        Some(m) => format!(
+                            "bestmove {}",
+                            UciMove::from_move(m, self.game.castling_mode())
+                        ),
                         None => "bestmove (none)".to_owned(),
                     });
                     return true;

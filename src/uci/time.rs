@@ -68,17 +68,79 @@ mod tests {
     #[test]
     fn budgets() {
         let cases = [
-            (Go { movetime: Some(1000), ..Go::default() }, Color::White, Some(950)),
-            (Go { movetime: Some(10), ..Go::default() }, Color::White, Some(0)),
+            (
+                Go {
+                    movetime: Some(1000),
+                    ..Go::default()
+                },
+                Color::White,
+                Some(950),
+            ),
+            (
+                Go {
+                    movetime: Some(10),
+                    ..Go::default()
+                },
+                Color::White,
+                Some(0),
+            ),
             // 10+0.1: 9950/30 + 75.
-            (Go { wtime: Some(10_000), btime: Some(1), winc: Some(100), ..Go::default() }, Color::White, Some(406)),
+            (
+                Go {
+                    wtime: Some(10_000),
+                    btime: Some(1),
+                    winc: Some(100),
+                    ..Go::default()
+                },
+                Color::White,
+                Some(406),
+            ),
             // Black's clock, 1+0.01.
-            (Go { wtime: Some(60_000), btime: Some(1_000), binc: Some(10), ..Go::default() }, Color::Black, Some(38)),
+            (
+                Go {
+                    wtime: Some(60_000),
+                    btime: Some(1_000),
+                    binc: Some(10),
+                    ..Go::default()
+                },
+                Color::Black,
+                Some(38),
+            ),
             // Negative clock: nothing but the increment, capped by an empty clock.
-            (Go { wtime: Some(-150), winc: Some(100), ..Go::default() }, Color::White, Some(0)),
-            (Go { wtime: Some(2_050), movestogo: Some(1), ..Go::default() }, Color::White, Some(1800)),
-            (Go { depth: Some(5), ..Go::default() }, Color::White, None),
-            (Go { infinite: true, ..Go::default() }, Color::White, None),
+            (
+                Go {
+                    wtime: Some(-150),
+                    winc: Some(100),
+                    ..Go::default()
+                },
+                Color::White,
+                Some(0),
+            ),
+            (
+                Go {
+                    wtime: Some(2_050),
+                    movestogo: Some(1),
+                    ..Go::default()
+                },
+                Color::White,
+                Some(1800),
+            ),
+            (
+                Go {
+                    depth: Some(5),
+                    ..Go::default()
+                },
+                Color::White,
+                None,
+            ),
+            (
+                Go {
+                    infinite: true,
+                    ..Go::default()
+                },
+                Color::White,
+                None,
+            ),
         ];
         for (go, us, want) in cases {
             assert_eq!(budget(go.clone(), us), want, "{go}");

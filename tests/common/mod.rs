@@ -1,0 +1,250 @@
+//! Drives the built `mpcmc` binary over its stdin/stdout, like a GUI.
+
+#![allow(dead_code)]
+
+use std::{
+    io::{BufRead, BufReader, Write},
+    path::Path,
+    process::{Child, ChildStdin, Command, Stdio},
+    sync::mpsc::{self, Receiver, RecvTimeoutError},
+    thread,
+    time::{Duration, Instant},
+};
+
+use shakmaty::{CastlingMode, Chess, Position, fen::Fen, uci::UciMove};
+
+/// Stockfish as Debian installs it. Tests that need it fail without it: CI
+/// installs it (`apt-get install -y stockfish`).
+pub fn stockfish() -> &'static str {
+    let path = "/usr/games/stockfish";
+    assert!(
+        Path::new(path).is_file(),
+        "these tests need Stockfish at {path}: apt-get install -y stockfish"
+    );
+    path
+}
+
+/// A running mpcmc and the lines it wrote.
+pub struct Engine {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// Every line read so far, for failure messages.
+    pub transcript: Vec<String>,
+}
+
+impl Engine {
+    /// Starts mpcmc with `flags` (option flags like `--child-nodes=1000`).
+    pub fn start(flags: &[&str]) -> Engine {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+            .args(flags)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start mpcmc");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Engine {
+            child,
+            stdin,
+            lines,
+            transcript: Vec::new(),
+        }
+    }
+
+    /// Starts mpcmc over Stockfish.
+    pub fn with_stockfish(flags: &[&str]) -> Engine {
+        let evaluator = format!("--evaluator={}", stockfish());
+        let mut all = vec![evaluator.as_str()];
+        all.extend_from_slice(flags);
+        Engine::start(&all)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("write to mpcmc");
+        stdin.flush().expect("flush");
+    }
+
+    /// Closes stdin (end of input).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next line, or `None` after `timeout`.
+    pub fn next_line(&mut self, timeout: Duration) -> Option<String> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(line) => {
+                self.transcript.push(line.clone());
+                Some(line)
+            }
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Lines up to and including the first that starts with `prefix`; panics
+    /// with the transcript after `timeout`.
+    pub fn until(&mut self, prefix: &str, timeout: Duration) -> Vec<String> {
+        let deadline = Instant::now() + timeout;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.next_line(left) {
+                Some(line) => {
+                    let done = line.starts_with(prefix);
+                    seen.push(line);
+                    if done {
+                        return seen;
+                    }
+                }
+                None => panic!(
+                    "no line starting with '{prefix}' within {timeout:?}; transcript:\n{}",
+                    self.transcript.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Sends `uci` and `isready` and waits for both answers.
+    pub fn handshake(&mut self) -> Vec<String> {
+        self.send("uci");
+        let lines = self.until("uciok", Duration::from_secs(5));
+        self.send("isready");
+        self.until("readyok", Duration::from_secs(5));
+        lines
+    }
+
+    /// Waits for the `bestmove` line and returns its move text.
+    pub fn bestmove(&mut self, timeout: Duration) -> (String, Vec<String>) {
+        let lines = self.until("bestmove", timeout);
+        let last = lines.last().cloned().unwrap_or_default();
+        let mv = last
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned();
+        (mv, lines)
+    }
+
+    /// Asserts no line starting with `prefix` comes within `wait`.
+    pub fn silent(&mut self, prefix: &str, wait: Duration) {
+        let deadline = Instant::now() + wait;
+        while let Some(line) = self.next_line(deadline.saturating_duration_since(Instant::now())) {
+            assert!(
+                !line.starts_with(prefix),
+                "unexpected '{line}'; transcript:\n{}",
+                self.transcript.join("\n")
+            );
+        }
+    }
+
+    /// The processes whose parent is mpcmc.
+    pub fn children(&self) -> Vec<u32> {
+        children_of(self.pid())
+    }
+
+    /// Sends `quit` and waits for the exit.
+    pub fn quit(mut self) -> std::process::ExitStatus {
+        if self.stdin.is_some() {
+            self.send("quit");
+        }
+        self.wait(Duration::from_secs(10))
+    }
+
+    pub fn wait(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "mpcmc did not exit within {timeout:?}"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Child processes of `pid`, from /proc.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return found;
+    };
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            found.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    found
+}
+
+/// Whether process `pid` still exists (and is not a zombie).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// The position after `fen` (or startpos) and `moves`.
+pub fn position(fen: Option<&str>, moves: &[&str]) -> Chess {
+    let mut pos: Chess = match fen {
+        Some(f) => f
+            .parse::<Fen>()
+            .expect("fen")
+            .into_position(CastlingMode::Standard)
+            .expect("legal fen"),
+        None => Chess::default(),
+    };
+    for m in moves {
+        let m = m
+            .parse::<UciMove>()
+            .expect("uci")
+            .to_move(&pos)
+            .expect("legal");
+        pos.play_unchecked(m);
+    }
+    pos
+}
+
+/// Asserts `mv` is legal in `pos` and returns it.
+pub fn assert_legal(pos: &Chess, mv: &str) -> shakmaty::Move {
+    let uci: UciMove = mv
+        .parse()
+        .unwrap_or_else(|_| panic!("'{mv}' is not a UCI move"));
+    uci.to_move(pos).unwrap_or_else(|_| {
+        panic!(
+            "'{mv}' is illegal in {}",
+            Fen::from_position(pos, shakmaty::EnPassantMode::Legal)
+        )
+    })
+}

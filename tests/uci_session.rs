@@ -1,0 +1,316 @@
+//! The binary as a GUI sees it, over real Stockfish children.
+
+mod common;
+
+use std::{
+    thread,
+    time::{Duration, Instant},
+};
+
+use common::{Engine, alive, assert_legal, position};
+use mpcmc::uci::options::NAMES;
+use shakmaty::{Chess, Color, Position};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+#[test]
+fn handshake_lists_every_option() {
+    let mut e = Engine::with_stockfish(&[]);
+    let lines = e.handshake();
+    assert!(
+        lines.iter().any(|l| l.starts_with("id name mpcmc ")),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with("id author ")));
+    for name in NAMES {
+        let declared = format!("option name {name} type ");
+        assert!(
+            lines.iter().any(|l| l.starts_with(&declared)),
+            "no option line for {name}: {lines:?}"
+        );
+    }
+    // Names are case-insensitive; a bad option or value is an info string.
+    e.send("setoption name childnodes value 1000");
+    e.send("setoption name No Such Thing value 3");
+    e.send("setoption name Threads value many");
+    e.send("isready");
+    let lines = e.until("readyok", 5 * SECOND);
+    let strings: Vec<_> = lines
+        .iter()
+        .filter(|l| l.starts_with("info string"))
+        .collect();
+    assert_eq!(strings.len(), 2, "{lines:?}");
+    assert!(strings[0].contains("No Such Thing"));
+    assert!(strings[1].contains("many"));
+    assert!(e.quit().success());
+}
+
+#[test]
+fn movetime_answers_a_legal_move_in_time() {
+    let mut e = Engine::with_stockfish(&[]);
+    e.handshake();
+    e.send("position startpos moves e2e4 e7e5");
+    let sent = Instant::now();
+    e.send("go movetime 1000");
+    let (mv, lines) = e.bestmove(5 * SECOND);
+    let took = sent.elapsed();
+    assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+    assert!(took < Duration::from_millis(1100), "took {took:?}");
+    // A final info line with a score, summed nodes, and a pv starting with our move.
+    let info = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("an info line");
+    assert!(info.contains(" score "), "{info}");
+    assert!(info.contains(&format!(" pv {mv}")), "{info}");
+    assert!(lines.iter().any(|l| l.contains("currmovenumber")));
+}
+
+#[test]
+fn never_loses_on_time_at_one_second_plus_ten_ms() {
+    // mpcmc plays both sides of a 1+0.01 game for 60 plies; the clock is kept
+    // here as a GUI keeps it, including pipe latency.
+    let mut e = Engine::with_stockfish(&["--move-overhead=30"]);
+    e.handshake();
+    let mut moves: Vec<String> = Vec::new();
+    let mut clock = [1000i64, 1000i64];
+    let inc = 10;
+    let mut pos = Chess::default();
+    for ply in 0..60 {
+        if pos.is_game_over() {
+            break;
+        }
+        let side = if pos.turn() == Color::White { 0 } else { 1 };
+        e.send(&format!("position startpos moves {}", moves.join(" ")));
+        let sent = Instant::now();
+        e.send(&format!(
+            "go wtime {} btime {} winc {inc} binc {inc}",
+            clock[0], clock[1]
+        ));
+        let (mv, _) = e.bestmove(Duration::from_millis(clock[side] as u64 + 2000));
+        let used = sent.elapsed().as_millis() as i64;
+        clock[side] -= used;
+        assert!(clock[side] > 0, "lost on time at ply {ply}: {clock:?}");
+        clock[side] += inc;
+        let m = assert_legal(&pos, &mv);
+        pos.play_unchecked(m);
+        moves.push(mv);
+    }
+    assert!(e.quit().success());
+}
+
+#[test]
+fn infinite_waits_for_stop_and_isready_is_answered_mid_search() {
+    let mut e = Engine::with_stockfish(&[]);
+    e.handshake();
+    e.send("position startpos");
+    e.send("go infinite");
+    e.silent("bestmove", Duration::from_millis(1500));
+    let asked = Instant::now();
+    e.send("isready");
+    let lines = e.until("readyok", 2 * SECOND);
+    assert!(
+        asked.elapsed() < Duration::from_millis(200),
+        "readyok took {:?}",
+        asked.elapsed()
+    );
+    assert!(
+        !lines.iter().any(|l| l.starts_with("bestmove")),
+        "{lines:?}"
+    );
+    let stopped = Instant::now();
+    e.send("stop");
+    let (mv, _) = e.bestmove(2 * SECOND);
+    let took = stopped.elapsed();
+    assert!(took < Duration::from_millis(500), "stop took {took:?}");
+    assert_legal(&Chess::default(), &mv);
+    // Exactly one bestmove: a second stop is ignored.
+    e.send("stop");
+    e.send("isready");
+    let lines = e.until("readyok", 2 * SECOND);
+    assert!(
+        !lines.iter().any(|l| l.starts_with("bestmove")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+}
+
+#[test]
+fn ponder_answers_after_ponderhit() {
+    let mut e = Engine::with_stockfish(&[]);
+    e.handshake();
+    e.send("position startpos moves e2e4 e7e5");
+    e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
+    e.silent("bestmove", Duration::from_millis(700));
+    e.send("ponderhit");
+    let (mv, _) = e.bestmove(5 * SECOND);
+    assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+    assert!(e.quit().success());
+}
+
+#[test]
+fn finished_root_answers_none() {
+    let mut e = Engine::with_stockfish(&["--child-nodes=500"]);
+    e.handshake();
+    // Fool's mate: White is mated.
+    e.send("position startpos moves f2f3 e7e5 g2g4 d8h4");
+    e.send("go movetime 500");
+    let (mv, lines) = e.bestmove(5 * SECOND);
+    assert_eq!(mv, "(none)", "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 0")),
+        "{lines:?}"
+    );
+    // Stalemate.
+    e.send("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
+    e.send("go depth 3");
+    let (mv, _) = e.bestmove(5 * SECOND);
+    assert_eq!(mv, "(none)");
+    assert!(e.quit().success());
+}
+
+#[test]
+fn finds_a_mate_in_one() {
+    let mut e = Engine::with_stockfish(&["--child-nodes=2000"]);
+    e.handshake();
+    // Back-rank mate: Rd8#.
+    let fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1";
+    e.send(&format!("position fen {fen}"));
+    e.send("go");
+    let (mv, lines) = e.bestmove(20 * SECOND);
+    assert_eq!(mv, "d1d8", "{lines:?}");
+    let info = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("info");
+    assert!(info.contains("score mate 1"), "{info}");
+    assert!(e.quit().success());
+}
+
+#[test]
+fn bad_input_is_survived() {
+    let mut e = Engine::with_stockfish(&["--child-nodes=300"]);
+    e.handshake();
+
+    // go before any position: the start position, with a note.
+    e.send("go");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&Chess::default(), &mv);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string") && l.contains("position"))
+    );
+
+    // An impossible FEN: noted, the previous position is kept.
+    e.send("position startpos moves d2d4");
+    e.send("position fen 8/8/8/8/8/8/8/8 w - - 0 1");
+    e.send("go");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string") && l.contains("8/8/8/8/8/8/8/8")),
+        "{lines:?}"
+    );
+    assert_legal(&position(None, &["d2d4"]), &mv);
+
+    // An illegal move in the list: the moves before it stand.
+    e.send("position startpos moves e2e4 e7e5 e1e3 b8c6");
+    e.send("go");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string") && l.contains("e1e3")),
+        "{lines:?}"
+    );
+    assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+
+    // A malformed move token and a malformed number.
+    e.send("position startpos moves e2e4 xyz");
+    e.send("go movetime 12ab nodes 20000");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert!(lines.iter().any(|l| l.contains("xyz")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("12ab")), "{lines:?}");
+    assert_legal(&position(None, &["e2e4"]), &mv);
+
+    // Unknown commands, Arena's `xboard`, binary noise, empty lines.
+    e.send("xboard");
+    e.send("fly to the moon");
+    e.send("");
+    e.send("\u{1b}[A\u{0}garbage");
+    e.send("position");
+    e.send("setoption");
+    e.send("isready");
+    let lines = e.until("readyok", 5 * SECOND);
+    assert!(!lines.iter().any(|l| l.starts_with("bestmove")));
+    assert!(e.quit().success());
+}
+
+#[test]
+fn searchmoves_restricts_the_candidates() {
+    let mut e = Engine::with_stockfish(&["--child-nodes=500"]);
+    e.handshake();
+    e.send("position startpos");
+    e.send("go searchmoves a2a3 h2h3");
+    let (mv, _) = e.bestmove(10 * SECOND);
+    assert!(mv == "a2a3" || mv == "h2h3", "{mv}");
+    assert!(e.quit().success());
+}
+
+#[test]
+fn quit_leaves_no_child_process() {
+    let mut e = Engine::with_stockfish(&["--threads=2", "--opponent-options=Skill Level=5"]);
+    e.handshake();
+    e.send("position startpos");
+    e.send("go nodes 20000");
+    e.bestmove(20 * SECOND);
+    // Two workers, each with an evaluator and a (differently configured) opponent.
+    let children = e.children();
+    assert_eq!(children.len(), 4, "children: {children:?}");
+    e.send("go infinite");
+    thread::sleep(Duration::from_millis(300));
+    // Quit mid-search.
+    assert!(e.quit().success());
+    thread::sleep(Duration::from_millis(200));
+    let left: Vec<_> = children.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "children still alive: {left:?}");
+}
+
+#[test]
+fn end_of_input_quits() {
+    let mut e = Engine::with_stockfish(&[]);
+    e.handshake();
+    e.send("position startpos");
+    e.send("go nodes 5000");
+    e.bestmove(20 * SECOND);
+    let children = e.children();
+    assert!(!children.is_empty());
+    e.close_stdin();
+    assert!(e.wait(10 * SECOND).success());
+    thread::sleep(Duration::from_millis(200));
+    assert!(
+        children.iter().all(|p| !alive(*p)),
+        "children: {children:?}"
+    );
+}
+
+#[test]
+fn a_broken_evaluator_still_yields_a_legal_move() {
+    let mut e = Engine::start(&["--evaluator=/nonexistent/engine"]);
+    e.handshake();
+    e.send("position startpos moves g1f3");
+    e.send("go movetime 300");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&position(None, &["g1f3"]), &mv);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string") && l.contains("/nonexistent/engine")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+}
