@@ -68,6 +68,7 @@ pub async fn run(
         "mpcmc bench: evaluator '{}', one-step, ChildNodes {}, ClearHash {}",
         options.evaluator, args.nodes, options.clear_hash
     )?;
+    let mut first_wall: Option<(usize, Duration)> = None;
     for &threads in &args.threads {
         options.threads = threads as u32;
         let pool = Arc::new(Pool::start(options.pool_config()?));
@@ -112,6 +113,15 @@ pub async fn run(
             100.0 * (ms(wall_sum) - ms(ideal)) / ms(ideal).max(1e-9),
             100.0 * ms(ideal) / ms(wall_sum).max(1e-9),
         )?;
+        match first_wall {
+            None => first_wall = Some((threads, wall_sum)),
+            Some((t0, wall0)) => writeln!(
+                out,
+                "speedup over Threads {t0}: {:.2}x ({:.1}% of linear)",
+                ms(wall0) / ms(wall_sum).max(1e-9),
+                100.0 * ms(wall0) / ms(wall_sum).max(1e-9) * t0 as f64 / threads as f64
+            )?,
+        }
         if let Ok(pool) = Arc::try_unwrap(pool) {
             pool.shutdown().await;
         }

@@ -299,7 +299,11 @@ async fn evaluate<C: Children>(
             let score = report.score.unwrap_or(Value::DRAW);
             // The evaluator scores from the side to move: us after one step,
             // the opponent after a half step.
-            let ours = if plies % 2 == 0 { score } else { -score };
+            let ours = if plies.is_multiple_of(2) {
+                score
+            } else {
+                -score
+            };
             candidate.value = Some(ours.from_child(plies));
             candidate.leaf = Some(report.clone());
             candidate.calls.push(report);
@@ -641,9 +645,11 @@ mod tests {
     async fn failures_fall_back_to_a_legal_move() {
         let g = game(START);
         let cands = moves(&g, &["e2e4", "d2d4"]);
-        let mut c = Scripted::default();
-        c.fail = vec!["e2e4".into(), "d2d4".into()];
-        c.root = Some(("d2d4", 10));
+        let c = Scripted {
+            fail: vec!["e2e4".into(), "d2d4".into()],
+            root: Some(("d2d4", 10)),
+            ..Default::default()
+        };
         let d = run(c, &g, &cands, ONE).await;
         assert_eq!(
             (key(&[d.best]), d.rule),
@@ -651,8 +657,10 @@ mod tests {
         );
         assert!(d.candidates.iter().all(|c| c.failure.is_some()));
 
-        let mut c = Scripted::default();
-        c.fail = vec!["e2e4".into(), "d2d4".into()];
+        let c = Scripted {
+            fail: vec!["e2e4".into(), "d2d4".into()],
+            ..Default::default()
+        };
         let d = run(c, &g, &cands, ONE).await;
         assert_eq!((key(&[d.best]), d.rule), ("d2d4".into(), Rule::NoAnswer));
     }

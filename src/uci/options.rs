@@ -367,8 +367,10 @@ mod tests {
 
     #[test]
     fn roles_share_children_unless_configured_apart() {
-        let mut o = Options::default();
-        o.evaluator = "/usr/games/stockfish".into();
+        let mut o = Options {
+            evaluator: "/usr/games/stockfish".into(),
+            ..Options::default()
+        };
         assert!(o.pool_config().expect("config").shared_roles());
         o.set("OpponentOptions", Some("Skill Level=3"))
             .expect("set");

@@ -201,9 +201,8 @@ impl Search {
             let d = self
                 .pass(ChildLimit::Nodes(nodes), settings, None, pondering)
                 .await;
-            if !d.as_ref().is_some_and(|d| d.cancelled) {
-                last = d;
-            } else if last.is_none() {
+            // A cut-short pass only stands in for want of a complete one.
+            if !d.as_ref().is_some_and(|d| d.cancelled) || last.is_none() {
                 last = d;
             }
             if self.req.stop.is_cancelled() {

@@ -29,10 +29,16 @@ use crate::{
 };
 
 /// What the reader thread hands the coordinator.
-pub type Input = Result<Parsed<GuiCommand>, ParseError>;
+#[derive(Debug)]
+pub enum Input {
+    Line(Result<Parsed<GuiCommand>, ParseError>),
+    /// End of input: like `quit`, except that a search with a limit is let
+    /// finish first (`printf 'go movetime 1000' | mpcmc` plays its move).
+    Eof,
+}
 
 /// Starts the `stdin-reader` thread over `input`. Invalid UTF-8 is replaced,
-/// not fatal; end of input (or a read error) sends `quit`.
+/// not fatal; end of input (or a read error) sends [`Input::Eof`].
 pub fn spawn_reader<R: BufRead + Send + 'static>(
     mut input: R,
     tx: mpsc::UnboundedSender<Input>,
@@ -45,10 +51,7 @@ pub fn spawn_reader<R: BufRead + Send + 'static>(
                 buf.clear();
                 match input.read_until(b'\n', &mut buf) {
                     Ok(0) | Err(_) => {
-                        let _ = tx.send(Ok(Parsed {
-                            command: GuiCommand::Quit,
-                            problems: Vec::new(),
-                        }));
+                        let _ = tx.send(Input::Eof);
                         return;
                     }
                     Ok(_) => {}
@@ -58,7 +61,7 @@ pub fn spawn_reader<R: BufRead + Send + 'static>(
                     continue;
                 }
                 tracing::debug!("gui > {}", line.trim_end());
-                if tx.send(parse_gui_line(&line)).is_err() {
+                if tx.send(Input::Line(parse_gui_line(&line))).is_err() {
                     return;
                 }
             }
@@ -66,6 +69,8 @@ pub fn spawn_reader<R: BufRead + Send + 'static>(
 }
 
 struct Running {
+    /// `go infinite` or `go ponder`: ends only when told.
+    until_told: bool,
     stop: CancellationToken,
     ponderhit: CancellationToken,
     task: JoinHandle<()>,
@@ -126,9 +131,13 @@ impl Session {
             };
             let parsed = match msg {
                 None => break,
-                Some(Ok(parsed)) => parsed,
-                Some(Err(ParseError::Empty)) => continue,
-                Some(Err(e)) => {
+                Some(Input::Eof) => {
+                    self.let_search_finish().await;
+                    break;
+                }
+                Some(Input::Line(Ok(parsed))) => parsed,
+                Some(Input::Line(Err(ParseError::Empty))) => continue,
+                Some(Input::Line(Err(e))) => {
                     self.out.info_string(e);
                     continue;
                 }
@@ -242,6 +251,7 @@ impl Session {
                     .legal_moves()
                     .first()
                     .map(|m| UciMove::from_move(*m, self.game.castling_mode()).to_string());
+                let until_told = go.infinite || go.ponder;
                 let request = GoRequest {
                     go,
                     game: self.game.clone(),
@@ -254,6 +264,7 @@ impl Session {
                     debug: self.debug,
                 };
                 self.search = Some(Running {
+                    until_told,
                     stop,
                     ponderhit,
                     task: tokio::spawn(search::run(request)),
@@ -348,6 +359,17 @@ impl Session {
             // Still shared (cannot happen between searches): its workers end
             // when the last handle drops.
             Err(pool) => drop(pool),
+        }
+    }
+
+    /// Waits for a search with a limit to end by itself; one that waits for
+    /// `stop` is stopped.
+    async fn let_search_finish(&mut self) {
+        if let Some(s) = self.search.as_mut()
+            && !s.until_told
+        {
+            let joined = (&mut s.task).await;
+            self.search_ended(joined);
         }
     }
 
