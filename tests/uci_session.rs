@@ -314,3 +314,50 @@ fn a_broken_evaluator_still_yields_a_legal_move() {
     );
     assert!(e.quit().success());
 }
+
+#[test]
+fn castling_in_both_notations() {
+    // Standard chess: the GUI writes e1g1; mpcmc answers in the same notation.
+    let mut e = Engine::with_stockfish(&["--child-nodes=500"]);
+    e.handshake();
+    let moves = [
+        "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1", "f8c5",
+    ];
+    e.send(&format!("position startpos moves {}", moves.join(" ")));
+    e.send("go");
+    let (mv, _) = e.bestmove(10 * SECOND);
+    assert_legal(&position(None, &moves), &mv);
+    // Black can castle short here; only castling is allowed by searchmoves.
+    let moves = ["e2e4", "e7e5", "g1f3", "g8f6", "f1c4", "f8c5", "d2d3"];
+    e.send(&format!("position startpos moves {}", moves.join(" ")));
+    e.send("go searchmoves e8g8");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_eq!(mv, "e8g8");
+    assert!(
+        lines.iter().any(|l| l.contains(" 1/1 candidates")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+
+    // Chess960: king-takes-rook, to the GUI and to the children.
+    let mut e = Engine::with_stockfish(&["--child-nodes=500", "--uci-chess960"]);
+    e.handshake();
+    // King on f1 between rooks on b1 and g1; short castling is f1g1 (king takes rook).
+    let fen = "1r3kr1/pppppppp/8/8/8/8/PPPPPPPP/1R3KR1 w GBgb - 0 1";
+    e.send(&format!("position fen {fen} moves g2g3 g7g6 f2f4 f7f5"));
+    e.send("go searchmoves f1g1");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_eq!(mv, "f1g1", "{lines:?}");
+    // The children understood the line: the lookahead finished its candidate.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("lookahead move") || l.contains("fortified")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains(" 1/1 candidates")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+}

@@ -1,0 +1,55 @@
+"""mpcmc through python-chess, the client under lichess-bot and many GUIs'
+scripting. Usage: client.py <mpcmc> <stockfish>. Exits non-zero on failure."""
+
+import sys
+import time
+
+import chess
+import chess.engine
+
+mpcmc, stockfish = sys.argv[1], sys.argv[2]
+
+engine = chess.engine.SimpleEngine.popen_uci(
+    [mpcmc, f"--evaluator={stockfish}"], timeout=30
+)
+try:
+    assert engine.id["name"].startswith("mpcmc"), engine.id
+    assert "ChildNodes" in engine.options, list(engine.options)
+    engine.configure({"ChildNodes": 500, "Threads": 2, "Fortify": True})
+
+    # A few moves of a game, each checked legal by python-chess.
+    board = chess.Board()
+    for _ in range(6):
+        result = engine.play(board, chess.engine.Limit(time=0.3))
+        assert result.move in board.legal_moves, (result.move, board.fen())
+        board.push(result.move)
+
+    # Analysis: infinite until python-chess stops it.
+    engine.configure({"ChildNodes": 0})
+    with engine.analysis(board) as analysis:
+        seen = 0
+        for info in analysis:
+            if "score" in info and "pv" in info:
+                seen += 1
+                assert info["pv"][0] in board.legal_moves
+            if seen >= 1:
+                break
+    assert engine.ping() is None  # isready after a stopped analysis
+    # Clock play with pondering info available.
+    result = engine.play(
+        board, chess.engine.Limit(white_clock=5, black_clock=5, white_inc=0.05, black_inc=0.05)
+    )
+    assert result.move in board.legal_moves
+    if result.ponder is not None:
+        after = board.copy()
+        after.push(result.move)
+        assert result.ponder in after.legal_moves, result.ponder
+
+    # Mate in one is found.
+    mate = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
+    engine.configure({"ChildNodes": 1000})
+    result = engine.play(mate, chess.engine.Limit(time=2), info=chess.engine.INFO_SCORE)
+    assert result.move == chess.Move.from_uci("d1d8"), result.move
+    print("python-chess client: ok")
+finally:
+    engine.quit()
