@@ -1,7 +1,10 @@
 //! The child side: starting child engine processes, talking UCI to them, and
 //! pooling them for the decision core.
 // What faces the wire never panics on what comes over it.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod client;
 pub mod command;
