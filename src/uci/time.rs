@@ -14,12 +14,18 @@ use crate::uci::codec::Go;
 /// Moves assumed left when the GUI does not say (sudden death).
 const DEFAULT_MOVES_TO_GO: u64 = 30;
 
-/// The wall time this move may use, or `None` when the `go` line sets no clock
-/// or move time (depth, nodes, mate, infinite).
-pub fn move_budget(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
+/// What the `go` line gives us, overhead already kept back.
+enum Allowance {
+    /// `movetime`: this much, exactly.
+    MoveTime(u64),
+    /// Our clock: milliseconds usable and the increment.
+    Clock { usable: u64, inc: u64 },
+}
+
+fn allowance(go: &Go, us: Color, overhead: Duration) -> Option<Allowance> {
     let overhead_ms = overhead.as_millis() as u64;
     if let Some(movetime) = go.movetime {
-        return Some(Duration::from_millis(movetime.saturating_sub(overhead_ms)));
+        return Some(Allowance::MoveTime(movetime.saturating_sub(overhead_ms)));
     }
     let (time, inc) = match us {
         Color::White => (go.wtime, go.winc),
@@ -27,34 +33,42 @@ pub fn move_budget(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
     };
     // Negative clocks happen (cutechess after an overstep): treat as empty.
     let left = time?.max(0) as u64;
-    let inc = inc.unwrap_or(0).max(0) as u64;
-    let usable = left.saturating_sub(overhead_ms);
-    let moves_to_go = go.movestogo.map_or(DEFAULT_MOVES_TO_GO, u64::from).max(1);
-    let share = usable / moves_to_go + inc * 3 / 4;
-    // Never bet most of the clock on one move, unless it is the last before a
-    // time control.
-    let cap = if moves_to_go == 1 {
-        usable * 9 / 10
-    } else {
-        usable / 2
+    Some(Allowance::Clock {
+        usable: left.saturating_sub(overhead_ms),
+        inc: inc.unwrap_or(0).max(0) as u64,
+    })
+}
+
+/// The wall time this move may use, or `None` when the `go` line sets no clock
+/// or move time (depth, nodes, mate, infinite).
+pub fn move_budget(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
+    let ms = match allowance(go, us, overhead)? {
+        Allowance::MoveTime(ms) => ms,
+        Allowance::Clock { usable, inc } => {
+            let moves_to_go = go.movestogo.map_or(DEFAULT_MOVES_TO_GO, u64::from).max(1);
+            let share = usable / moves_to_go + inc * 3 / 4;
+            // Never bet most of the clock on one move, unless it is the last
+            // before a time control.
+            let cap = if moves_to_go == 1 {
+                usable * 9 / 10
+            } else {
+                usable / 2
+            };
+            share.min(cap)
+        }
     };
-    Some(Duration::from_millis(share.min(cap)))
+    Some(Duration::from_millis(ms))
 }
 
 /// The latest a fixed-budget search (`ChildNodes`, `go depth`, …) may answer
 /// without risking the clock: the move time when one is given, else half of
 /// what is left. `None` without a clock.
 pub fn flag_guard(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
-    let overhead_ms = overhead.as_millis() as u64;
-    if let Some(movetime) = go.movetime {
-        return Some(Duration::from_millis(movetime.saturating_sub(overhead_ms)));
-    }
-    let time = match us {
-        Color::White => go.wtime,
-        Color::Black => go.btime,
+    let ms = match allowance(go, us, overhead)? {
+        Allowance::MoveTime(ms) => ms,
+        Allowance::Clock { usable, .. } => usable / 2,
     };
-    let left = time?.max(0) as u64;
-    Some(Duration::from_millis(left.saturating_sub(overhead_ms) / 2))
+    Some(Duration::from_millis(ms))
 }
 
 #[cfg(test)]
@@ -145,5 +159,26 @@ mod tests {
         for (go, us, want) in cases {
             assert_eq!(budget(go.clone(), us), want, "{go}");
         }
+    }
+
+    #[test]
+    fn flag_guard_keeps_fixed_budgets_off_the_flag() {
+        let overhead = Duration::from_millis(50);
+        let guard = |go: Go| flag_guard(&go, Color::Black, overhead).map(|d| d.as_millis());
+        let clock = Go {
+            btime: Some(1050),
+            ..Go::default()
+        };
+        let movetime = Go {
+            movetime: Some(300),
+            ..Go::default()
+        };
+        let depth = Go {
+            depth: Some(9),
+            ..Go::default()
+        };
+        assert_eq!(guard(clock), Some(500));
+        assert_eq!(guard(movetime), Some(250));
+        assert_eq!(guard(depth), None);
     }
 }
