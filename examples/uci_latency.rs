@@ -14,7 +14,10 @@ use std::{
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let binary = args.first().cloned().unwrap_or_else(|| "target/release/mpcmc".into());
+    let binary = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "target/release/mpcmc".into());
     let rounds: usize = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(20);
     let flags: Vec<&String> = args.iter().skip(2).filter(|a| *a != "--").collect();
     let mut child = Command::new(&binary)
@@ -32,7 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     });
-    let mut wait_for = |prefix: &str| -> Result<Instant, Box<dyn std::error::Error>> {
+    let wait_for = |prefix: &str| -> Result<Instant, Box<dyn std::error::Error>> {
         loop {
             let (at, line) = rx.recv_timeout(Duration::from_secs(30))?;
             if line.starts_with(prefix) {
@@ -60,7 +63,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     writeln!(stdin, "quit")?;
     child.wait()?;
-    for (name, mut v) in [("isready mid-search -> readyok", ready), ("stop -> bestmove", stop)] {
+    for (name, mut v) in [
+        ("isready mid-search -> readyok", ready),
+        ("stop -> bestmove", stop),
+    ] {
         v.sort();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         println!(

@@ -70,6 +70,26 @@ pub enum ChildError {
 }
 
 impl ChildError {
+    /// Names the searched position in a bad answer that was read before the
+    /// position was at hand.
+    fn at(self, pos: &Chess) -> ChildError {
+        match self {
+            ChildError::BadAnswer {
+                engine,
+                line,
+                fen,
+                reason,
+            } if fen.is_empty() => ChildError::BadAnswer {
+                engine,
+                line,
+                fen: shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal)
+                    .to_string(),
+                reason,
+            },
+            other => other,
+        }
+    }
+
     /// Whether the child process is no longer usable and must be restarted.
     pub fn needs_restart(&self) -> bool {
         matches!(
@@ -104,6 +124,9 @@ pub struct Client {
     pub options: Vec<OptionSpec>,
     castling: CastlingMode,
     clear_hash: bool,
+    /// A `go` was sent and its `bestmove` not read yet (a search future was
+    /// dropped mid-way): the next command first stops and drains it.
+    searching: bool,
 }
 
 impl Client {
@@ -138,6 +161,7 @@ impl Client {
             options: Vec::new(),
             castling: config.castling,
             clear_hash: config.clear_hash,
+            searching: false,
         };
         client.uci().await?;
         for (name, value) in &config.options {
@@ -174,9 +198,12 @@ impl Client {
     /// `uci` … `uciok`, collecting `id name` and the `option` lines.
     pub async fn uci(&mut self) -> Result<(), ChildError> {
         self.send("uci", "starting (uci)").await?;
-        let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+        let sent = Instant::now();
         loop {
-            match self.read_line(deadline, "uciok", "starting (uci)").await? {
+            match self
+                .read_line(sent, HANDSHAKE_TIMEOUT, "uciok", "starting (uci)")
+                .await?
+            {
                 EngineLine::UciOk => return Ok(()),
                 EngineLine::IdName(name) => self.name = Some(name),
                 EngineLine::Option(spec) => self.options.push(spec),
@@ -188,9 +215,10 @@ impl Client {
     /// `isready` … `readyok`.
     pub async fn isready(&mut self, timeout: Duration) -> Result<(), ChildError> {
         self.send("isready", "waiting for readyok").await?;
-        let deadline = Instant::now() + timeout;
+        let sent = Instant::now();
         loop {
-            if let EngineLine::ReadyOk = self.read_line(deadline, "readyok", "isready").await? {
+            if let EngineLine::ReadyOk = self.read_line(sent, timeout, "readyok", "isready").await?
+            {
                 return Ok(());
             }
         }
@@ -222,6 +250,7 @@ impl Client {
         query: &Query,
         cancel: &CancellationToken,
     ) -> Result<Report, ChildError> {
+        self.settle().await?;
         let started = Instant::now();
         if self.clear_hash {
             self.send("ucinewgame", "clearing the hash").await?;
@@ -241,7 +270,10 @@ impl Client {
         };
         let go_sent = Instant::now();
         self.send(&go, "starting a search").await?;
-        let mut deadline = go_sent + stall_after;
+        self.searching = true;
+        // Until `stop`: the stall deadline from `go`; after it, STOP_TIMEOUT
+        // from `stop`.
+        let (mut since, mut limit) = (go_sent, stall_after);
         let mut stopped = false;
         let (mut depth, mut nodes) = (0, 0);
         let (mut exact, mut bounded) = (None, None);
@@ -252,10 +284,13 @@ impl Client {
                 _ = cancel.cancelled(), if !stopped => {
                     stopped = true;
                     self.send("stop", "stopping a search").await?;
-                    deadline = deadline.min(Instant::now() + STOP_TIMEOUT);
+                    let now = Instant::now();
+                    if now + STOP_TIMEOUT < since + limit {
+                        (since, limit) = (now, STOP_TIMEOUT);
+                    }
                     continue;
                 }
-                line = self.read_line(deadline, "bestmove", "searching") => line?,
+                line = self.read_line(since, limit, "bestmove", "searching") => line.map_err(|e| e.at(&query.position()))?,
             };
             match line {
                 EngineLine::Info(info) if info.multipv.is_none_or(|k| k == 1) => {
@@ -274,6 +309,7 @@ impl Client {
                     }
                 }
                 EngineLine::BestMove { best, .. } => {
+                    self.searching = false;
                     let search_time = go_sent.elapsed();
                     let pos = query.position();
                     let best = self.legal(&pos, best, &go)?;
@@ -308,6 +344,30 @@ impl Client {
         uci.to_move(pos).map_err(|_| bad("illegal move"))
     }
 
+    /// Finishes a search whose future was dropped before its `bestmove`:
+    /// `stop`, then read to `bestmove`.
+    async fn settle(&mut self) -> Result<(), ChildError> {
+        if !self.searching {
+            return Ok(());
+        }
+        self.send("stop", "stopping an abandoned search").await?;
+        let sent = Instant::now();
+        loop {
+            let line = self
+                .read_line(
+                    sent,
+                    STOP_TIMEOUT,
+                    "bestmove",
+                    "stopping an abandoned search",
+                )
+                .await?;
+            if let EngineLine::BestMove { .. } = line {
+                self.searching = false;
+                return Ok(());
+            }
+        }
+    }
+
     /// `quit`, then kill if the child does not exit within `timeout`.
     pub async fn quit(mut self, timeout: Duration) {
         let _ = self.stdin.write_all(b"quit\n").await;
@@ -336,15 +396,17 @@ impl Client {
         }
     }
 
-    /// Reads the next line before `deadline`. Lines that do not parse are
-    /// logged and skipped, except a malformed `bestmove`, which is an error.
+    /// Reads the next line, at most `limit` after `since` (when the command
+    /// awaited was sent). Lines that do not parse are logged and skipped,
+    /// except a malformed `bestmove`, which is an error.
     async fn read_line(
         &mut self,
-        deadline: Instant,
+        since: Instant,
+        limit: Duration,
         waiting_for: &'static str,
         doing: &str,
     ) -> Result<EngineLine, ChildError> {
-        let start = Instant::now();
+        let deadline = since + limit;
         loop {
             let read = tokio::time::timeout_at(deadline.into(), self.stdout.next_line()).await;
             let line = match read {
@@ -352,7 +414,7 @@ impl Client {
                     return Err(ChildError::Stalled {
                         engine: self.label.clone(),
                         waiting_for,
-                        after: start.elapsed(),
+                        after: since.elapsed(),
                     });
                 }
                 Ok(Ok(Some(line))) => line,
@@ -366,7 +428,7 @@ impl Client {
                     return Err(ChildError::BadAnswer {
                         engine: self.label.clone(),
                         line,
-                        fen: String::from("(being searched)"),
+                        fen: String::new(),
                         reason: e.to_string(),
                     });
                 }

@@ -54,6 +54,8 @@ pub struct Pool {
     config: PoolConfig,
     jobs: mpsc::UnboundedSender<Job>,
     workers: Vec<JoinHandle<()>>,
+    /// Cancelled at shutdown: stops the searches under way.
+    closing: CancellationToken,
     /// How many workers have started their children (or failed to).
     started: watch::Receiver<usize>,
     /// Running estimate of what a call costs beyond the search it asked for
@@ -72,10 +74,12 @@ impl Pool {
         let queue = Arc::new(Mutex::new(queue));
         let (started_tx, started) = watch::channel(0);
         let started_tx = Arc::new(started_tx);
+        let closing = CancellationToken::new();
         let workers = (1..=config.threads.max(1))
             .map(|n| {
                 let worker = Worker {
                     n,
+                    closing: closing.clone(),
                     config: config.clone(),
                     evaluator: None,
                     opponent: None,
@@ -87,6 +91,7 @@ impl Pool {
             config,
             jobs,
             workers,
+            closing,
             started,
             call_cost_us: AtomicU64::new(INITIAL_CALL_COST.as_micros() as u64),
         }
@@ -126,7 +131,13 @@ impl Pool {
     /// Quits every child and waits for the workers (killing what outlives the
     /// deadline). A search still running is stopped first.
     pub async fn shutdown(self) {
-        let Pool { jobs, workers, .. } = self;
+        let Pool {
+            jobs,
+            workers,
+            closing,
+            ..
+        } = self;
+        closing.cancel();
         drop(jobs);
         // A worker may be draining a stopped search (STOP_TIMEOUT) before it
         // quits its children (QUIT_TIMEOUT each).
@@ -164,6 +175,7 @@ impl Children for Pool {
 
 struct Worker {
     n: usize,
+    closing: CancellationToken,
     config: PoolConfig,
     evaluator: Option<Client>,
     opponent: Option<Client>,
@@ -185,23 +197,42 @@ impl Worker {
         drop(started);
         loop {
             let job = { queue.lock().await.recv().await };
-            let Some(job) = job else { break };
-            if job.cancel.is_cancelled() || job.reply.is_closed() {
-                let _ = job.reply.send(Err(ChildError::Cancelled));
+            let Some(Job {
+                query,
+                cancel: asked_cancel,
+                mut reply,
+            }) = job
+            else {
+                break;
+            };
+            if asked_cancel.is_cancelled() || reply.is_closed() || self.closing.is_cancelled() {
+                let _ = reply.send(Err(ChildError::Cancelled));
                 continue;
             }
-            let mut result = self.search(&job).await;
-            if let Err(e) = &result
-                && e.needs_restart()
-                && !job.cancel.is_cancelled()
-            {
-                tracing::warn!(
-                    "worker {}: {e}; restarting the child and trying again",
-                    self.n
-                );
-                result = self.search(&job).await;
+            // The search stops when the asker cancels, stops waiting (its
+            // future was dropped), or the pool closes.
+            let cancel = CancellationToken::new();
+            let (closing, n) = (self.closing.clone(), self.n);
+            let mut result = Err(ChildError::Cancelled);
+            for attempt in 0..2 {
+                let search = self.search(&query, &cancel);
+                tokio::pin!(search);
+                result = loop {
+                    tokio::select! {
+                        r = &mut search => break r,
+                        _ = asked_cancel.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                        _ = reply.closed(), if !cancel.is_cancelled() => cancel.cancel(),
+                        _ = closing.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                    }
+                };
+                match &result {
+                    Err(e) if e.needs_restart() && attempt == 0 && !cancel.is_cancelled() => {
+                        tracing::warn!("worker {n}: {e}; restarting the child and trying again");
+                    }
+                    _ => break,
+                }
             }
-            let _ = job.reply.send(result);
+            let _ = reply.send(result);
         }
         for client in [self.evaluator.take(), self.opponent.take()]
             .into_iter()
@@ -211,14 +242,18 @@ impl Worker {
         }
     }
 
-    async fn search(&mut self, job: &Job) -> Result<Report, ChildError> {
-        let client = self.client(job.query.role).await?;
-        let result = client.search(&job.query, &job.cancel).await;
+    async fn search(
+        &mut self,
+        query: &Query,
+        cancel: &CancellationToken,
+    ) -> Result<Report, ChildError> {
+        let client = self.client(query.role).await?;
+        let result = client.search(query, cancel).await;
         if let Err(e) = &result
             && e.needs_restart()
         {
             // Drop the broken child (killing it) so the next use starts afresh.
-            let slot = self.slot(job.query.role);
+            let slot = self.slot(query.role);
             if let Some(client) = slot.take() {
                 client.quit(Duration::from_millis(100)).await;
             }
