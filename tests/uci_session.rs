@@ -121,10 +121,21 @@ fn infinite_waits_for_stop_and_isready_is_answered_mid_search() {
     );
     let stopped = Instant::now();
     e.send("stop");
-    let (mv, _) = e.bestmove(2 * SECOND);
+    let (mv, lines) = e.bestmove(2 * SECOND);
     let took = stopped.elapsed();
     assert!(took < Duration::from_millis(500), "stop took {took:?}");
     assert_legal(&Chess::default(), &mv);
+    // The last info line is the decision played.
+    let all = e.transcript.clone();
+    let info = all
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("info");
+    assert!(
+        info.contains(&format!(" pv {mv}")),
+        "{info} vs {mv}; {lines:?}"
+    );
     // Exactly one bestmove: a second stop is ignored.
     e.send("stop");
     e.send("isready");
@@ -358,6 +369,68 @@ fn castling_in_both_notations() {
     assert!(
         lines.iter().any(|l| l.contains(" 1/1 candidates")),
         "{lines:?}"
+    );
+    assert!(e.quit().success());
+}
+
+#[test]
+fn a_fixed_budget_is_cut_before_the_flag_with_a_real_move() {
+    // 200k nodes a call cannot finish on a 1 s clock: the flag guard cuts the
+    // pass, and the evaluator's root search (served first) names the move.
+    let mut e = Engine::with_stockfish(&["--child-nodes=200000"]);
+    e.handshake();
+    e.send("position startpos moves e2e4");
+    let sent = Instant::now();
+    e.send("go wtime 1000 btime 1000");
+    let (mv, lines) = e.bestmove(5 * SECOND);
+    assert!(
+        sent.elapsed() < Duration::from_millis(900),
+        "took {:?}",
+        sent.elapsed()
+    );
+    assert_legal(&position(None, &["e2e4"]), &mv);
+    assert!(
+        !lines.iter().any(|l| l.contains("no child answered")),
+        "{lines:?}"
+    );
+    // The last info line is the decision played.
+    let info = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("info");
+    assert!(info.contains(&format!(" pv {mv}")), "{info} vs {mv}");
+
+    // Pondering with the same budget: the clock starts at ponderhit.
+    e.send("position startpos moves e2e4 e7e5");
+    e.send("go ponder wtime 1000 btime 1000");
+    e.silent("bestmove", Duration::from_millis(300));
+    let hit = Instant::now();
+    e.send("ponderhit");
+    let (mv, _) = e.bestmove(5 * SECOND);
+    assert!(
+        hit.elapsed() < Duration::from_millis(900),
+        "took {:?}",
+        hit.elapsed()
+    );
+    assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+    assert!(e.quit().success());
+}
+
+#[test]
+fn infinite_over_broken_children_waits_quietly() {
+    let mut e = Engine::start(&["--evaluator=/nonexistent/engine"]);
+    e.handshake();
+    e.send("position startpos");
+    e.send("go infinite");
+    thread::sleep(SECOND);
+    e.send("stop");
+    let (mv, lines) = e.bestmove(5 * SECOND);
+    assert_legal(&Chess::default(), &mv);
+    assert!(
+        lines.len() < 200,
+        "{} lines in a second: it spins",
+        lines.len()
     );
     assert!(e.quit().success());
 }

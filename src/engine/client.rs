@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     engine::command::{CommandError, EngineCommand},
     mpc::{ChildLimit, Query, Report, Value},
-    uci::codec::{Bound, EngineLine, OptionSpec, parse_engine_line},
+    uci::codec::{Bound, EngineLine, OptionSpec, OptionType, parse_engine_line},
 };
 
 /// How long a child may take to answer `uci`.
@@ -31,6 +31,8 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a stopped search may take to produce its `bestmove`.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a child may take to accept a command on its stdin.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long `quit` may take before the process is killed.
 pub const QUIT_TIMEOUT: Duration = Duration::from_millis(1000);
 
@@ -171,7 +173,10 @@ impl Client {
                 .find(|o| o.name.eq_ignore_ascii_case(name));
             match declared {
                 Some(spec) => {
-                    let line = format!("setoption name {} value {value}", spec.name);
+                    let line = match spec.kind {
+                        OptionType::Button => format!("setoption name {}", spec.name),
+                        _ => format!("setoption name {} value {value}", spec.name),
+                    };
                     client.send(&line, "setting options").await?;
                 }
                 None => tracing::warn!(
@@ -308,6 +313,12 @@ impl Client {
                         pv = info.pv;
                     }
                 }
+                // Some engines answer an early `stop` with no move: the search
+                // was cut before it had one; the child is fine.
+                EngineLine::BestMove { best: None, .. } if stopped => {
+                    self.searching = false;
+                    return Err(ChildError::Cancelled);
+                }
                 EngineLine::BestMove { best, .. } => {
                     self.searching = false;
                     let search_time = go_sent.elapsed();
@@ -370,8 +381,11 @@ impl Client {
 
     /// `quit`, then kill if the child does not exit within `timeout`.
     pub async fn quit(mut self, timeout: Duration) {
-        let _ = self.stdin.write_all(b"quit\n").await;
-        let _ = self.stdin.flush().await;
+        let written = async {
+            self.stdin.write_all(b"quit\n").await?;
+            self.stdin.flush().await
+        };
+        let _ = tokio::time::timeout(timeout, written).await;
         match tokio::time::timeout(timeout, self.child.wait()).await {
             Ok(_) => {}
             Err(_) => {
@@ -390,9 +404,14 @@ impl Client {
             self.stdin.write_all(&bytes).await?;
             self.stdin.flush().await
         };
-        match written.await {
-            Ok(()) => Ok(()),
-            Err(e) => Err(self.died(doing, Some(e)).await),
+        match tokio::time::timeout(WRITE_TIMEOUT, written).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(self.died(doing, Some(e)).await),
+            Err(_) => Err(ChildError::Stalled {
+                engine: self.label.clone(),
+                waiting_for: "room on its stdin",
+                after: WRITE_TIMEOUT,
+            }),
         }
     }
 

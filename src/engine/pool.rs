@@ -2,13 +2,16 @@
 //!
 //! `threads` workers, each an actor task owning its child processes: one
 //! evaluator and one opponent, or a single process for both roles when their
-//! command and options are the same. Searches queue on one channel, so at most
+//! command and options are the same. Searches wait in one queue, most urgent
+//! first (see [`Query::urgency`]), then in order of arrival, so at most
 //! `threads` run at once. A child that died, stalled or answered nonsense is
 //! replaced before its worker takes the next search, and the failed search is
 //! tried once more on the fresh child. Shutting the pool down quits every
 //! child, kills the ones that do not exit, and leaves no process behind.
 
 use std::{
+    cmp::Reverse,
+    collections::BinaryHeap,
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
@@ -17,7 +20,7 @@ use std::{
 };
 
 use tokio::{
-    sync::{Mutex, mpsc, oneshot, watch},
+    sync::{Notify, oneshot, watch},
     task::JoinHandle,
 };
 use tokio_util::sync::CancellationToken;
@@ -49,10 +52,73 @@ struct Job {
     reply: oneshot::Sender<Result<Report, ChildError>>,
 }
 
+/// Jobs waiting for a worker: most urgent first, then first come.
+#[derive(Default)]
+struct Queue {
+    waiting: std::sync::Mutex<Waiting>,
+    wakeup: Notify,
+}
+
+#[derive(Default)]
+struct Waiting {
+    /// `(Reverse(urgency), Reverse(arrival))`: the heap's top is the next job.
+    order: BinaryHeap<(Reverse<u8>, Reverse<u64>)>,
+    /// By arrival number.
+    jobs: std::collections::HashMap<u64, Job>,
+    arrivals: u64,
+    closed: bool,
+}
+
+impl Queue {
+    fn push(&self, job: Job) -> Result<(), Job> {
+        {
+            let Ok(mut w) = self.waiting.lock() else {
+                return Err(job);
+            };
+            if w.closed {
+                return Err(job);
+            }
+            let arrival = w.arrivals;
+            w.arrivals += 1;
+            w.order
+                .push((Reverse(job.query.urgency()), Reverse(arrival)));
+            w.jobs.insert(arrival, job);
+        }
+        self.wakeup.notify_one();
+        Ok(())
+    }
+
+    /// The next job, or `None` once the queue is closed and empty.
+    async fn pop(&self) -> Option<Job> {
+        loop {
+            let wakeup = self.wakeup.notified();
+            tokio::pin!(wakeup);
+            wakeup.as_mut().enable();
+            {
+                let mut w = self.waiting.lock().ok()?;
+                if let Some((_, Reverse(arrival))) = w.order.pop() {
+                    return w.jobs.remove(&arrival);
+                }
+                if w.closed {
+                    return None;
+                }
+            }
+            wakeup.await;
+        }
+    }
+
+    fn close(&self) {
+        if let Ok(mut w) = self.waiting.lock() {
+            w.closed = true;
+        }
+        self.wakeup.notify_waiters();
+    }
+}
+
 /// The running pool; see the module docs.
 pub struct Pool {
     config: PoolConfig,
-    jobs: mpsc::UnboundedSender<Job>,
+    queue: Arc<Queue>,
     workers: Vec<JoinHandle<()>>,
     /// Cancelled at shutdown: stops the searches under way.
     closing: CancellationToken,
@@ -70,8 +136,7 @@ impl Pool {
     /// Starts the workers; each spawns its children at once, so they are ready
     /// (or known broken) by the first search.
     pub fn start(config: PoolConfig) -> Pool {
-        let (jobs, queue) = mpsc::unbounded_channel();
-        let queue = Arc::new(Mutex::new(queue));
+        let queue = Arc::new(Queue::default());
         let (started_tx, started) = watch::channel(0);
         let started_tx = Arc::new(started_tx);
         let closing = CancellationToken::new();
@@ -89,7 +154,7 @@ impl Pool {
             .collect();
         Pool {
             config,
-            jobs,
+            queue,
             workers,
             closing,
             started,
@@ -130,19 +195,12 @@ impl Pool {
 
     /// Quits every child and waits for the workers (killing what outlives the
     /// deadline). A search still running is stopped first.
-    pub async fn shutdown(self) {
-        let Pool {
-            jobs,
-            workers,
-            closing,
-            ..
-        } = self;
-        closing.cancel();
-        drop(jobs);
+    pub async fn shutdown(mut self) {
+        self.close();
         // A worker may be draining a stopped search (STOP_TIMEOUT) before it
         // quits its children (QUIT_TIMEOUT each).
         let deadline = super::client::STOP_TIMEOUT + 2 * QUIT_TIMEOUT + Duration::from_millis(500);
-        for mut worker in workers {
+        for mut worker in std::mem::take(&mut self.workers) {
             if tokio::time::timeout(deadline, &mut worker).await.is_err() {
                 tracing::warn!("a pool worker did not finish within {deadline:?}; aborting it");
                 worker.abort();
@@ -151,6 +209,20 @@ impl Pool {
             }
         }
     }
+
+    /// Stops the searches under way and lets the workers quit their children.
+    fn close(&self) {
+        self.closing.cancel();
+        self.queue.close();
+    }
+}
+
+impl Drop for Pool {
+    /// A pool dropped without [`Pool::shutdown`] still ends its workers, which
+    /// quit their children on their own.
+    fn drop(&mut self) {
+        self.close();
+    }
 }
 
 impl Children for Pool {
@@ -158,8 +230,8 @@ impl Children for Pool {
 
     async fn search(&self, query: Query, cancel: CancellationToken) -> Result<Report, ChildError> {
         let (reply, answer) = oneshot::channel();
-        self.jobs
-            .send(Job {
+        self.queue
+            .push(Job {
                 query: query.clone(),
                 cancel,
                 reply,
@@ -182,11 +254,7 @@ struct Worker {
 }
 
 impl Worker {
-    async fn run(
-        mut self,
-        queue: Arc<Mutex<mpsc::UnboundedReceiver<Job>>>,
-        started: Arc<watch::Sender<usize>>,
-    ) {
+    async fn run(mut self, queue: Arc<Queue>, started: Arc<watch::Sender<usize>>) {
         // Start the children now; a failure here shows again on first use.
         for role in [Role::Evaluator, Role::Opponent] {
             if let Err(e) = self.client(role).await {
@@ -196,7 +264,7 @@ impl Worker {
         started.send_modify(|n| *n += 1);
         drop(started);
         loop {
-            let job = { queue.lock().await.recv().await };
+            let job = queue.pop().await;
             let Some(Job {
                 query,
                 cancel: asked_cancel,
@@ -285,5 +353,65 @@ impl Worker {
             Some(client) => Ok(client),
             None => Err(ChildError::PoolClosed),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mpc::{ChildLimit, Game};
+    use shakmaty::{Move, Position};
+
+    fn job(
+        role: Role,
+        line: Vec<Move>,
+        game: &Arc<Game>,
+    ) -> (Job, oneshot::Receiver<Result<Report, ChildError>>) {
+        let (reply, rx) = oneshot::channel();
+        let query = Query {
+            role,
+            game: game.clone(),
+            line,
+            limit: ChildLimit::Nodes(1),
+        };
+        (
+            Job {
+                query,
+                cancel: CancellationToken::new(),
+                reply,
+            },
+            rx,
+        )
+    }
+
+    #[tokio::test]
+    async fn the_queue_serves_the_root_then_completions_then_starts() {
+        let game = Arc::new(Game::default());
+        let m = game.position().legal_moves()[0];
+        let mut after = game.position().clone();
+        after.play_unchecked(m);
+        let w = after.legal_moves()[0];
+        let queue = Queue::default();
+        let mut receivers = Vec::new();
+        // Arrival order: two starts, a completion, the root, a completion.
+        for (role, line) in [
+            (Role::Opponent, vec![m]),
+            (Role::Opponent, vec![m]),
+            (Role::Evaluator, vec![m, w]),
+            (Role::Evaluator, vec![]),
+            (Role::Evaluator, vec![m, w]),
+        ] {
+            let (j, rx) = job(role, line, &game);
+            receivers.push(rx);
+            assert!(queue.push(j).is_ok());
+        }
+        queue.close();
+        let mut served = Vec::new();
+        while let Some(j) = queue.pop().await {
+            served.push((j.query.urgency(), j.query.line.len()));
+        }
+        assert_eq!(served, vec![(0, 0), (1, 2), (1, 2), (2, 1), (2, 1)]);
+        let (j, _rx) = job(Role::Evaluator, vec![], &game);
+        assert!(queue.push(j).is_err(), "a closed queue takes no job");
     }
 }

@@ -9,7 +9,10 @@
 //! No candidate is pruned; the calls all go out at once and the [`Children`]
 //! implementation bounds how many run together.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use shakmaty::{Move, uci::UciMove};
 use tokio::task::JoinSet;
@@ -19,6 +22,10 @@ use crate::mpc::{
     ChildLimit, Children, Game, Query, Report, Role, Terminal, Value,
     fortify::{Verdict, fortify},
 };
+
+/// How long a pass cut short with nothing finished waits for the root's
+/// stopped search (children answer `stop` within a millisecond or two).
+pub const CANCEL_GRACE: Duration = Duration::from_millis(30);
 
 /// How deep the lookahead goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +82,8 @@ pub enum Rule {
     Fortified,
     /// No candidate finished: the evaluator's own move.
     EvaluatorFallback,
+    /// Too little time for a lookahead: the evaluator's own move, by plan.
+    EvaluatorOnly,
     /// No child answered at all: the first candidate, so a legal move is played.
     NoAnswer,
 }
@@ -150,9 +159,9 @@ pub async fn decide<C: Children>(
     let first = *order.first()?;
 
     let mut tasks = JoinSet::new();
-    // The root call goes first: it is the fallback when time runs out. A root
-    // that is already a finished game (a draw by rule with moves left) is not
-    // sent to a child.
+    // The root call is the fallback when time runs out; `Query::urgency` has
+    // the children serve it first. A root that is already a finished game (a
+    // draw by rule with moves left) is not sent to a child.
     if game.terminal_now().is_none() {
         let query = Query {
             role: Role::Evaluator,
@@ -177,21 +186,38 @@ pub async fn decide<C: Children>(
     let mut stats = Stats::default();
     let mut done = 0;
     let mut cancelled = false;
+    // Cut short with nothing finished, the root's stopped search still names
+    // a move worth more than the first candidate: wait a moment for it.
+    let mut grace: Option<Instant> = None;
     loop {
         let next = tokio::select! {
             biased;
-            _ = cancel.cancelled() => { cancelled = true; break; }
+            _ = cancel.cancelled(), if !cancelled => {
+                cancelled = true;
+                let any = finished.iter().flatten().any(|c| c.value.is_some());
+                if root.is_some() || any {
+                    break;
+                }
+                grace = Some(Instant::now() + CANCEL_GRACE);
+                continue;
+            }
+            _ = tokio::time::sleep_until(grace.unwrap_or_else(Instant::now).into()), if grace.is_some() => break,
             next = tasks.join_next() => next,
         };
         let Some(joined) = next else { break };
         match joined {
-            Ok(Finished::Root(result)) => match result {
-                Ok(report) => {
-                    stats.add(&report);
-                    root = Some(report);
+            Ok(Finished::Root(result)) => {
+                match result {
+                    Ok(report) => {
+                        stats.add(&report);
+                        root = Some(report);
+                    }
+                    Err(e) => tracing::warn!("evaluator at the root failed: {e}"),
                 }
-                Err(e) => tracing::warn!("evaluator at the root failed: {e}"),
-            },
+                if grace.is_some() {
+                    break;
+                }
+            }
             Ok(Finished::Candidate(index, candidate)) => {
                 candidate.calls.iter().for_each(|r| stats.add(r));
                 done += 1;

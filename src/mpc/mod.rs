@@ -51,6 +51,18 @@ pub struct Query {
 }
 
 impl Query {
+    /// How soon the call should run, 0 first: the evaluator at the root (the
+    /// fortification reference and the fallback when time runs out), then
+    /// calls that complete a candidate, then calls that start one. A pass cut
+    /// short then holds finished candidates, not a row of half-done ones.
+    pub fn urgency(&self) -> u8 {
+        match (self.role, self.line.is_empty()) {
+            (Role::Evaluator, true) => 0,
+            (Role::Evaluator, false) => 1,
+            (Role::Opponent, _) => 2,
+        }
+    }
+
     /// The position the child searches.
     pub fn position(&self) -> Chess {
         let mut pos = self.game.position().clone();

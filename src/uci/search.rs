@@ -22,6 +22,7 @@ use crate::{
         ChildLimit, Children, Decision, Game, Lookahead, Query, Role, Rule, Settings, Value,
         budget::{TimedPlan, plan_timed, split_nodes},
         decide,
+        lookahead::{CANCEL_GRACE, Stats},
     },
     uci::{
         codec::{Bound, Go, Info, ScoreKind, UciScore},
@@ -77,7 +78,9 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
         return Plan::Pass(ChildLimit::Depth(depth.max(1)));
     }
     if let Some(mate) = go.mate {
-        return Plan::Pass(ChildLimit::Depth((2 * mate).clamp(1, MAX_MATE_DEPTH)));
+        return Plan::Pass(ChildLimit::Depth(
+            mate.saturating_mul(2).clamp(1, MAX_MATE_DEPTH),
+        ));
     }
     if let Some(nodes) = go.nodes {
         return Plan::Pass(ChildLimit::Nodes(split_nodes(
@@ -106,6 +109,41 @@ pub async fn run(req: GoRequest) {
         (None, _) => "bestmove (none)".to_owned(),
     };
     search.req.out.line(line);
+}
+
+/// What ends a pass besides `stop`.
+#[derive(Debug, Clone, Copy)]
+struct Ends {
+    deadline: Option<Instant>,
+    on_ponderhit: OnPonderHit,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum OnPonderHit {
+    Ignore,
+    /// End the pass (pondering passes of `go ponder` without a fixed budget).
+    Cancel,
+    /// Keep going, but from now on within this much (a fixed budget under
+    /// `go ponder`: the flag guard of the clock that now runs).
+    StartClock(Option<Duration>),
+}
+
+/// A decision with how it was reached, for its `info` lines.
+struct Outcome {
+    decision: Decision,
+    limit: ChildLimit,
+    settings: Settings,
+    /// Its `info` line went out already.
+    reported: bool,
+}
+
+/// A complete pass beats a cut-short one; otherwise the newer wins.
+fn keep_better(old: Option<Outcome>, new: Option<Outcome>) -> Option<Outcome> {
+    match (old, new) {
+        (Some(old), Some(new)) if new.decision.cancelled && !old.decision.cancelled => Some(old),
+        (old, None) => old,
+        (_, new) => new,
+    }
 }
 
 struct Search {
@@ -168,20 +206,37 @@ impl Search {
         let us = self.req.game.position().turn();
         let overhead = Duration::from_millis(self.req.options.move_overhead);
         let settings = self.req.options.settings();
-        let decision = match plan(&self.req.go, &self.req.options, us, self.candidates.len()) {
+        let outcome = match plan(&self.req.go, &self.req.options, us, self.candidates.len()) {
             Plan::Pass(limit) => {
-                // Pondering, the clock is not ours yet.
-                let guard = (!self.req.go.ponder)
-                    .then(|| flag_guard(&self.req.go, us, overhead))
-                    .flatten();
-                let deadline = guard.map(|g| self.req.received + g);
-                self.pass(limit, settings, deadline, false).await
+                // Pondering, the clock is not ours until `ponderhit`.
+                let ends = if self.req.go.ponder {
+                    Ends {
+                        deadline: None,
+                        on_ponderhit: OnPonderHit::StartClock(flag_guard(
+                            &self.req.go,
+                            us,
+                            overhead,
+                        )),
+                    }
+                } else {
+                    Ends {
+                        deadline: flag_guard(&self.req.go, us, overhead)
+                            .map(|g| self.req.received + g),
+                        on_ponderhit: OnPonderHit::Ignore,
+                    }
+                };
+                self.pass(limit, settings, ends).await
             }
             Plan::Timed(budget) => self.timed(self.req.received, budget, settings).await,
             Plan::Deepening => self.deepen(settings, us, overhead).await,
         };
-        match decision {
-            Some(d) => (Some(d.best), d.ponder),
+        match outcome {
+            Some(o) => {
+                if !o.reported {
+                    self.report(&o);
+                }
+                (Some(o.decision.best), o.decision.ponder)
+            }
             None => (self.candidates.first().copied(), None),
         }
     }
@@ -193,18 +248,24 @@ impl Search {
         settings: Settings,
         us: Color,
         overhead: Duration,
-    ) -> Option<Decision> {
-        let mut last: Option<Decision> = None;
+    ) -> Option<Outcome> {
+        let mut last: Option<Outcome> = None;
         let mut nodes = FIRST_PASS_NODES;
         let pondering = self.req.go.ponder;
+        let ends = Ends {
+            deadline: None,
+            on_ponderhit: if pondering {
+                OnPonderHit::Cancel
+            } else {
+                OnPonderHit::Ignore
+            },
+        };
         loop {
-            let d = self
-                .pass(ChildLimit::Nodes(nodes), settings, None, pondering)
-                .await;
-            // A cut-short pass only stands in for want of a complete one.
-            if !d.as_ref().is_some_and(|d| d.cancelled) || last.is_none() {
-                last = d;
-            }
+            let outcome = self.pass(ChildLimit::Nodes(nodes), settings, ends).await;
+            let broken = outcome
+                .as_ref()
+                .is_some_and(|o| !o.decision.cancelled && o.decision.rule == Rule::NoAnswer);
+            last = keep_better(last, outcome);
             if self.req.stop.is_cancelled() {
                 return last;
             }
@@ -212,9 +273,19 @@ impl Search {
                 // The clock is ours now: a fresh, timed decision.
                 let hit = Instant::now();
                 return match move_budget(&self.req.go, us, overhead) {
-                    Some(budget) => self.timed(hit, budget, settings).await.or(last),
+                    Some(budget) => {
+                        let timed = self.timed(hit, budget, settings).await;
+                        keep_better(last, timed)
+                    }
                     None => last,
                 };
+            }
+            if broken {
+                // No child answers: more passes would only spin.
+                self.req
+                    .out
+                    .info_string("no child engine answers; waiting for stop");
+                return last;
             }
             nodes = nodes.saturating_mul(2).min(1 << 30);
         }
@@ -226,7 +297,7 @@ impl Search {
         start: Instant,
         budget: Duration,
         settings: Settings,
-    ) -> Option<Decision> {
+    ) -> Option<Outcome> {
         let deadline = start + budget;
         let threads = self.req.options.threads as usize;
         let cost = self.req.pool.call_cost();
@@ -247,39 +318,50 @@ impl Search {
                     lookahead,
                     ..settings
                 };
-                self.pass(
-                    ChildLimit::MoveTime(per_call),
-                    settings,
-                    Some(deadline),
-                    false,
-                )
-                .await
+                let ends = Ends {
+                    deadline: Some(deadline),
+                    on_ponderhit: OnPonderHit::Ignore,
+                };
+                self.pass(ChildLimit::MoveTime(per_call), settings, ends)
+                    .await
             }
-            TimedPlan::EvaluatorOnly(time) => {
-                self.req.out.info_string(format!(
-                    "time is short ({budget:?}): playing the evaluator's move"
-                ));
-                self.evaluator_only(time, deadline).await
-            }
+            TimedPlan::EvaluatorOnly(time) => self.evaluator_only(time, deadline, settings).await,
         }
     }
 
     /// Under severe time pressure: the evaluator's own move at the root.
-    async fn evaluator_only(&mut self, time: Duration, deadline: Instant) -> Option<Decision> {
+    async fn evaluator_only(
+        &mut self,
+        time: Duration,
+        deadline: Instant,
+        settings: Settings,
+    ) -> Option<Outcome> {
+        let limit = ChildLimit::MoveTime(time.max(Duration::from_millis(1)));
         let query = Query {
             role: Role::Evaluator,
             game: self.req.game.clone(),
             line: Vec::new(),
-            limit: ChildLimit::MoveTime(time.max(Duration::from_millis(1))),
+            limit,
         };
         let cancel = CancellationToken::new();
         let search = self.req.pool.search(query, cancel.clone());
         tokio::pin!(search);
+        // After the deadline or `stop`, the child gets a moment to answer.
+        let mut grace: Option<Instant> = None;
         let result = loop {
             tokio::select! {
                 r = &mut search => break r,
-                _ = tokio::time::sleep_until(deadline.into()), if !cancel.is_cancelled() => cancel.cancel(),
-                _ = self.req.stop.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                _ = tokio::time::sleep_until(grace.unwrap_or(deadline).into()) => {
+                    if grace.is_some() {
+                        break Err(crate::engine::ChildError::Cancelled);
+                    }
+                    cancel.cancel();
+                    grace = Some(Instant::now() + CANCEL_GRACE);
+                }
+                _ = self.req.stop.cancelled(), if grace.is_none() => {
+                    cancel.cancel();
+                    grace = Some(Instant::now() + CANCEL_GRACE);
+                }
             }
         };
         let report = match result {
@@ -296,40 +378,42 @@ impl Search {
                 return None;
             }
         };
-        self.nodes += report.nodes;
-        let info = Info {
-            depth: Some(report.depth),
-            score: report.score.map(Value::to_uci),
-            nodes: Some(self.nodes),
-            time: Some(self.req.received.elapsed().as_millis() as u64),
-            pv: report.pv.iter().map(|m| self.uci(*m)).collect(),
-            ..Info::default()
+        let pv = if report.pv.first() == Some(&report.best) {
+            report.pv.clone()
+        } else {
+            vec![report.best]
         };
-        self.req.out.line(info.to_string());
-        Some(Decision {
+        let decision = Decision {
             best: report.best,
-            ponder: report.pv.get(1).copied(),
+            ponder: pv.get(1).copied(),
             value: report.score,
-            pv: report.pv.clone(),
-            rule: Rule::EvaluatorFallback,
+            pv,
+            rule: Rule::EvaluatorOnly,
             lookahead_choice: None,
             evaluator_choice: report.score.map(|s| (report.best, s)),
             candidates: Vec::new(),
+            stats: Stats {
+                calls: 1,
+                nodes: report.nodes,
+                busy_time: report.busy_time,
+                search_time: report.search_time,
+                depth: report.depth,
+            },
             root: Some(report),
-            stats: Default::default(),
-            cancelled: false,
+            cancelled: grace.is_some(),
+        };
+        self.nodes += decision.stats.nodes;
+        Some(Outcome {
+            decision,
+            limit,
+            settings,
+            reported: false,
         })
     }
 
-    /// One lookahead pass, cut short by `stop`, by `deadline`, and (when
-    /// `until_ponderhit`) by `ponderhit`. Reports progress and the result.
-    async fn pass(
-        &mut self,
-        limit: ChildLimit,
-        settings: Settings,
-        deadline: Option<Instant>,
-        until_ponderhit: bool,
-    ) -> Option<Decision> {
+    /// One lookahead pass, ended early by `stop` and as `ends` says. A complete
+    /// pass is reported at once; a cut one only if it is the one played.
+    async fn pass(&mut self, limit: ChildLimit, settings: Settings, ends: Ends) -> Option<Outcome> {
         let cancel = CancellationToken::new();
         let out = self.req.out.clone();
         let castling = self.req.game.castling_mode();
@@ -354,6 +438,8 @@ impl Search {
         let game = self.req.game.clone();
         let candidates = self.candidates.clone();
         let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        let mut deadline = ends.deadline;
+        let watch_ponderhit = !matches!(ends.on_ponderhit, OnPonderHit::Ignore);
         let decision = {
             let work = decide(
                 &pool,
@@ -365,32 +451,49 @@ impl Search {
                 &mut on_candidate,
             );
             tokio::pin!(work);
+            let mut hit = false;
             loop {
                 tokio::select! {
                     d = &mut work => break d,
                     _ = self.req.stop.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
-                    _ = self.req.ponderhit.cancelled(), if until_ponderhit && !cancel.is_cancelled() => cancel.cancel(),
+                    _ = self.req.ponderhit.cancelled(), if watch_ponderhit && !hit && !cancel.is_cancelled() => {
+                        hit = true;
+                        match ends.on_ponderhit {
+                            OnPonderHit::Cancel => cancel.cancel(),
+                            // Our clock starts now; a fixed budget keeps off the flag.
+                            OnPonderHit::StartClock(Some(guard)) => deadline = Some(Instant::now() + guard),
+                            OnPonderHit::StartClock(None) | OnPonderHit::Ignore => {}
+                        }
+                    }
                     _ = tokio::time::sleep_until(deadline.unwrap_or(far).into()), if deadline.is_some() && !cancel.is_cancelled() => cancel.cancel(),
                 }
             }
         };
-        if let Some(d) = &decision {
-            self.report(d, limit, settings);
+        let decision = decision?;
+        self.nodes += decision.stats.nodes;
+        let mut outcome = Outcome {
+            decision,
+            limit,
+            settings,
+            reported: false,
+        };
+        if !outcome.decision.cancelled {
+            self.report(&outcome);
+            outcome.reported = true;
         }
-        decision
+        Some(outcome)
     }
 
-    /// The `info` line of a finished pass and a one-line trace of the rule.
-    fn report(&mut self, d: &Decision, limit: ChildLimit, settings: Settings) {
-        self.nodes += d.stats.nodes;
+    /// The `info` line of a decision and a one-line trace of the rule.
+    fn report(&self, o: &Outcome) {
+        let d = &o.decision;
         let elapsed = self.req.received.elapsed();
-        let ms = elapsed.as_millis() as u64;
         let info = Info {
-            depth: Some(d.stats.depth.max(settings.lookahead.plies())),
+            depth: Some(d.stats.depth.max(1)),
             score: d.value.map(Value::to_uci),
             nodes: Some(self.nodes),
             nps: Some((self.nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
-            time: Some(ms),
+            time: Some(elapsed.as_millis() as u64),
             pv: d.pv.iter().map(|m| self.uci(*m)).collect(),
             ..Info::default()
         };
@@ -405,17 +508,19 @@ impl Search {
             Rule::Lookahead => "lookahead move",
             Rule::Fortified => "fortified: evaluator move kept",
             Rule::EvaluatorFallback => "no candidate finished: evaluator move",
+            Rule::EvaluatorOnly => "time is short: evaluator move without lookahead",
             Rule::NoAnswer => "no child answered: first legal move",
         };
-        let lookahead = match settings.lookahead {
+        let lookahead = match o.settings.lookahead {
             Lookahead::Half => "half-step",
             Lookahead::One => "one-step",
         };
         self.req.out.info_string(format!(
-            "{lookahead} {limit:?}: {rule}; lookahead {} vs evaluator {} (margin {}); {finished}/{} candidates{}",
+            "{lookahead} {:?}: {rule}; lookahead {} vs evaluator {} (margin {}); {finished}/{} candidates{}",
+            o.limit,
             show(d.lookahead_choice),
             show(d.evaluator_choice),
-            settings.fortify_margin,
+            o.settings.fortify_margin,
             d.candidates.len(),
             if d.cancelled { ", cut short" } else { "" },
         ));

@@ -31,7 +31,8 @@ use crate::{
 /// What the reader thread hands the coordinator.
 #[derive(Debug)]
 pub enum Input {
-    Line(Result<Parsed<GuiCommand>, ParseError>),
+    /// A line, parsed, and when it was read (the clock of a `go` starts then).
+    Line(Instant, Result<Parsed<GuiCommand>, ParseError>),
     /// End of input: like `quit`, except that a search with a limit is let
     /// finish first (`printf 'go movetime 1000' | mpcmc` plays its move).
     Eof,
@@ -61,7 +62,8 @@ pub fn spawn_reader<R: BufRead + Send + 'static>(
                     continue;
                 }
                 tracing::debug!("gui > {}", line.trim_end());
-                if tx.send(Input::Line(parse_gui_line(&line))).is_err() {
+                let read = Instant::now();
+                if tx.send(Input::Line(read, parse_gui_line(&line))).is_err() {
                     return;
                 }
             }
@@ -88,6 +90,8 @@ pub struct Session {
     pool: Option<Arc<Pool>>,
     /// Pools being shut down after an option change.
     retiring: Vec<JoinHandle<()>>,
+    /// Tasks that answer `readyok` once the children are up.
+    ready_waiters: Vec<JoinHandle<()>>,
     search: Option<Running>,
     debug: bool,
 }
@@ -107,6 +111,7 @@ impl Session {
             positioned: false,
             pool: None,
             retiring: Vec::new(),
+            ready_waiters: Vec::new(),
             search: None,
             debug: false,
         }
@@ -129,15 +134,15 @@ impl Session {
                     continue;
                 }
             };
-            let parsed = match msg {
+            let (read, parsed) = match msg {
                 None => break,
                 Some(Input::Eof) => {
                     self.let_search_finish().await;
                     break;
                 }
-                Some(Input::Line(Ok(parsed))) => parsed,
-                Some(Input::Line(Err(ParseError::Empty))) => continue,
-                Some(Input::Line(Err(e))) => {
+                Some(Input::Line(read, Ok(parsed))) => (read, parsed),
+                Some(Input::Line(_, Err(ParseError::Empty))) => continue,
+                Some(Input::Line(_, Err(e))) => {
                     self.out.info_string(e);
                     continue;
                 }
@@ -145,15 +150,15 @@ impl Session {
             for problem in &parsed.problems {
                 self.out.info_string(problem);
             }
-            if !self.handle(parsed.command).await {
+            if !self.handle(parsed.command, read).await {
                 break;
             }
         }
         self.shutdown().await;
     }
 
-    /// Handles one command; `false` on `quit`.
-    async fn handle(&mut self, command: GuiCommand) -> bool {
+    /// Handles one command read at `read`; `false` on `quit`.
+    async fn handle(&mut self, command: GuiCommand, read: Instant) -> bool {
         match command {
             GuiCommand::Uci => {
                 self.out
@@ -187,7 +192,8 @@ impl Session {
                 match pool {
                     Some(pool) => {
                         let out = self.out.clone();
-                        tokio::spawn(async move {
+                        self.ready_waiters.retain(|w| !w.is_finished());
+                        self.ready_waiters.push(tokio::spawn(async move {
                             if tokio::time::timeout(READY_WAIT, pool.ready())
                                 .await
                                 .is_err()
@@ -197,7 +203,7 @@ impl Session {
                                 ));
                             }
                             out.line("readyok");
-                        });
+                        }));
                     }
                     None => self.out.line("readyok"),
                 }
@@ -258,7 +264,7 @@ impl Session {
                     options: self.options.clone(),
                     pool,
                     out: self.out.clone(),
-                    received: Instant::now(),
+                    received: read,
                     stop: stop.clone(),
                     ponderhit: ponderhit.clone(),
                     debug: self.debug,
@@ -353,13 +359,24 @@ impl Session {
         Some(pool)
     }
 
+    /// Shuts a pool down in the background once the last search task that
+    /// used it has let go of it.
     fn retire(&mut self, pool: Arc<Pool>) {
-        match Arc::try_unwrap(pool) {
-            Ok(pool) => self.retiring.push(tokio::spawn(pool.shutdown())),
-            // Still shared (cannot happen between searches): its workers end
-            // when the last handle drops.
-            Err(pool) => drop(pool),
-        }
+        self.retiring.push(tokio::spawn(async move {
+            let deadline = Instant::now() + Duration::from_secs(1);
+            let mut pool = pool;
+            loop {
+                match Arc::try_unwrap(pool) {
+                    Ok(pool) => return pool.shutdown().await,
+                    Err(shared) if Instant::now() < deadline => {
+                        pool = shared;
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                    // Still shared: dropping the last handle closes it anyway.
+                    Err(_) => return,
+                }
+            }
+        }));
     }
 
     /// Waits for a search with a limit to end by itself; one that waits for
@@ -407,6 +424,10 @@ impl Session {
     }
 
     async fn shutdown(mut self) {
+        for waiter in self.ready_waiters.drain(..) {
+            waiter.abort();
+            let _ = waiter.await;
+        }
         self.finish_search().await;
         if let Some(pool) = self.pool.take() {
             self.retire(pool);
