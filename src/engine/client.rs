@@ -272,6 +272,22 @@ impl Client {
                 t + Duration::from_secs(5),
             ),
             ChildLimit::Depth(d) => (format!("go depth {d}"), Duration::from_secs(300)),
+            ChildLimit::Clock {
+                wtime,
+                btime,
+                winc,
+                binc,
+            } => (
+                format!(
+                    "go wtime {} btime {} winc {} binc {}",
+                    wtime.as_millis(),
+                    btime.as_millis(),
+                    winc.as_millis(),
+                    binc.as_millis()
+                ),
+                // A child never needs more than its own clock.
+                wtime.max(btime) + Duration::from_secs(5),
+            ),
         };
         let go_sent = Instant::now();
         self.send(&go, "starting a search").await?;

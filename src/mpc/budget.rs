@@ -18,6 +18,14 @@ pub enum ChildLimit {
     Nodes(u64),
     MoveTime(Duration),
     Depth(u32),
+    /// A game clock (`go wtime … btime … winc … binc …`): the child manages
+    /// its own time. The decision core never uses it; match play does.
+    Clock {
+        wtime: Duration,
+        btime: Duration,
+        winc: Duration,
+        binc: Duration,
+    },
 }
 
 /// Below this a child call costs more in round trip and hash clearing than it
