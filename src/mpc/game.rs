@@ -44,7 +44,8 @@ pub struct Game {
     castling: CastlingMode,
 }
 
-fn hash(pos: &Chess) -> u64 {
+/// The repetition hash of a position.
+pub fn hash(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
 }
 
@@ -87,6 +88,12 @@ impl Game {
 
     pub fn moves(&self) -> &[Move] {
         &self.moves
+    }
+
+    /// Hashes (`Zobrist64`, `EnPassantMode::Legal`) of every position of the
+    /// game, the start first and the current position last.
+    pub fn hashes(&self) -> &[u64] {
+        &self.hashes
     }
 
     pub fn castling_mode(&self) -> CastlingMode {
