@@ -11,7 +11,7 @@ use mpcmc::{
         codec::OptionType,
         options::{NAMES, Options, flag_name},
         output::Output,
-        session::{Session, spawn_reader},
+        session::{Mode, Session, spawn_reader},
     },
 };
 
@@ -28,6 +28,8 @@ enum Cmd {
     /// Time decisions on fixed positions at Threads 1 and 2; print wall time,
     /// summed child time, meta overhead and parallel efficiency.
     Bench(bench::BenchArgs),
+    /// The built-in engine alone, as a UCI engine on stdin/stdout.
+    Engine,
 }
 
 /// Every UCI option as a flag: `ChildNodes` is `--child-nodes=2000`.
@@ -83,13 +85,17 @@ fn main() -> anyhow::Result<()> {
         Some(Cmd::Bench(args)) => {
             runtime.block_on(bench::run(options, args, &mut io::stdout().lock()))
         }
-        None => {
+        None | Some(Cmd::Engine) => {
+            let mode = match cli.command {
+                Some(Cmd::Engine) => Mode::Builtin,
+                _ => Mode::Meta,
+            };
             let (out, writer) =
                 Output::start(io::stdout()).context("cannot start stdout writer")?;
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
             spawn_reader(io::BufReader::new(io::stdin()), tx)
                 .context("cannot start stdin reader")?;
-            runtime.block_on(Session::new(options, out).run(rx));
+            runtime.block_on(Session::new(mode, options, out).run(rx));
             // Every Output handle is gone with the session: the writer drains
             // and ends.
             let _ = writer.join();

@@ -9,6 +9,7 @@
 pub mod builtin;
 pub mod client;
 pub mod command;
+pub mod inprocess;
 pub mod pool;
 
 pub use client::{ChildConfig, ChildError, Client};

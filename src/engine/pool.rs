@@ -26,7 +26,10 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    engine::client::{ChildConfig, ChildError, Client, QUIT_TIMEOUT},
+    engine::{
+        client::{ChildConfig, ChildError, Client, QUIT_TIMEOUT},
+        inprocess::{InProcess, is_builtin},
+    },
     mpc::{ChildLimit, Children, Query, Report, Role},
 };
 
@@ -245,12 +248,47 @@ impl Children for Pool {
     }
 }
 
+/// A child engine: a process, or the built-in engine in this process.
+enum Child {
+    Process(Box<Client>),
+    Builtin(InProcess),
+}
+
+impl Child {
+    async fn start(config: &ChildConfig, label: String) -> Result<Child, ChildError> {
+        if is_builtin(&config.command) {
+            Ok(Child::Builtin(InProcess::new(config, label)))
+        } else {
+            Client::spawn(config, label)
+                .await
+                .map(|c| Child::Process(Box::new(c)))
+        }
+    }
+
+    async fn search(
+        &mut self,
+        query: &Query,
+        cancel: &CancellationToken,
+    ) -> Result<Report, ChildError> {
+        match self {
+            Child::Process(client) => client.search(query, cancel).await,
+            Child::Builtin(engine) => engine.search(query, cancel).await,
+        }
+    }
+
+    async fn quit(self, timeout: Duration) {
+        if let Child::Process(client) = self {
+            client.quit(timeout).await;
+        }
+    }
+}
+
 struct Worker {
     n: usize,
     closing: CancellationToken,
     config: PoolConfig,
-    evaluator: Option<Client>,
-    opponent: Option<Client>,
+    evaluator: Option<Child>,
+    opponent: Option<Child>,
 }
 
 impl Worker {
@@ -329,7 +367,7 @@ impl Worker {
         result
     }
 
-    fn slot(&mut self, role: Role) -> &mut Option<Client> {
+    fn slot(&mut self, role: Role) -> &mut Option<Child> {
         match role {
             Role::Opponent if !self.config.shared_roles() => &mut self.opponent,
             _ => &mut self.evaluator,
@@ -337,7 +375,7 @@ impl Worker {
     }
 
     /// The child for `role`, started if there is none.
-    async fn client(&mut self, role: Role) -> Result<&mut Client, ChildError> {
+    async fn client(&mut self, role: Role) -> Result<&mut Child, ChildError> {
         let shared = self.config.shared_roles();
         let (config, label) = match role {
             Role::Opponent if !shared => (self.config.opponent.clone(), "opponent"),
@@ -347,7 +385,7 @@ impl Worker {
         let label = format!("{label} {}", self.n);
         let slot = self.slot(role);
         if slot.is_none() {
-            *slot = Some(Client::spawn(&config, label).await?);
+            *slot = Some(Child::start(&config, label).await?);
         }
         match slot {
             Some(client) => Ok(client),

@@ -5,6 +5,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod builtin_go;
 pub mod codec;
 pub mod options;
 pub mod output;

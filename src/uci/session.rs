@@ -18,11 +18,12 @@ use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    engine::{Pool, PoolConfig},
+    engine::{Pool, PoolConfig, builtin},
     mpc::Game,
     uci::{
+        builtin_go::{self, BuiltinGo},
         codec::{GuiCommand, ParseError, Parsed, StartPosition, parse_gui_line},
-        options::Options,
+        options::{OptionError, Options},
         output::Output,
         search::{self, GoRequest},
     },
@@ -80,8 +81,28 @@ struct Running {
     fallback: Option<String>,
 }
 
+/// What answers `go`.
+pub enum Mode {
+    /// MPC-MC over child engines: `mpcmc`.
+    Meta,
+    /// The built-in engine alone: `mpcmc engine`.
+    Builtin,
+}
+
+/// The options `mpcmc engine` declares.
+pub const BUILTIN_OPTIONS: [&str; 5] =
+    ["Hash", "MoveOverhead", "Ponder", "UCI_Chess960", "LogFile"];
+
+/// The built-in engine of `mpcmc engine`, and the hash size it has.
+struct Standalone {
+    engine: Arc<std::sync::Mutex<builtin::Engine>>,
+    hash_mb: u32,
+}
+
 /// The coordinator's state.
 pub struct Session {
+    /// `Some` in [`Mode::Builtin`].
+    standalone: Option<Standalone>,
     options: Options,
     out: Output,
     game: Arc<Game>,
@@ -103,8 +124,18 @@ const READY_WAIT: Duration = Duration::from_secs(30);
 const QUIT_GRACE: Duration = Duration::from_secs(3);
 
 impl Session {
-    pub fn new(options: Options, out: Output) -> Session {
+    pub fn new(mode: Mode, options: Options, out: Output) -> Session {
+        let standalone = match mode {
+            Mode::Meta => None,
+            Mode::Builtin => Some(Standalone {
+                engine: Arc::new(std::sync::Mutex::new(builtin::Engine::new(
+                    options.hash as usize,
+                ))),
+                hash_mb: options.hash,
+            }),
+        };
         Session {
+            standalone,
             game: Arc::new(Game::new(None, Chess::default(), options.castling_mode())),
             options,
             out,
@@ -161,10 +192,17 @@ impl Session {
     async fn handle(&mut self, command: GuiCommand, read: Instant) -> bool {
         match command {
             GuiCommand::Uci => {
+                let name = match self.standalone {
+                    None => "mpcmc",
+                    Some(_) => "mpcmc-builtin",
+                };
                 self.out
-                    .line(format!("id name mpcmc {}", env!("CARGO_PKG_VERSION")));
+                    .line(format!("id name {name} {}", env!("CARGO_PKG_VERSION")));
                 self.out.line("id author the mpcmc developers");
-                for spec in Options::specs() {
+                let specs = Options::specs().into_iter().filter(|s| {
+                    self.standalone.is_none() || BUILTIN_OPTIONS.contains(&s.name.as_str())
+                });
+                for spec in specs {
                     let spec = match spec.name.as_str() {
                         // Show the evaluator actually configured as its default.
                         "Evaluator" => crate::uci::codec::OptionSpec {
@@ -184,7 +222,7 @@ impl Session {
                 // Mid-search: at once. Otherwise the children are (re)started
                 // and `readyok` follows when they are up, as GUIs expect of an
                 // engine initialising; the coordinator stays free meanwhile.
-                let pool = if self.search.is_none() {
+                let pool = if self.search.is_none() && self.standalone.is_none() {
                     self.pool()
                 } else {
                     None
@@ -209,7 +247,16 @@ impl Session {
                 }
             }
             GuiCommand::SetOption { name, value } => {
-                match self.options.set(&name, value.as_deref()) {
+                let declared = self.standalone.is_none()
+                    || BUILTIN_OPTIONS
+                        .iter()
+                        .any(|o| o.eq_ignore_ascii_case(name.trim()));
+                let set = if declared {
+                    self.options.set(&name, value.as_deref())
+                } else {
+                    Err(OptionError::Unknown(name.clone()))
+                };
+                match set {
                     Ok(()) if name.trim().eq_ignore_ascii_case("LogFile") => {
                         if let Err(e) = crate::log::set_file(&self.options.log_file) {
                             self.out.info_string(format!(
@@ -224,6 +271,11 @@ impl Session {
             }
             GuiCommand::Register => {}
             GuiCommand::UciNewGame => {
+                if let Some(standalone) = &self.standalone
+                    && let Ok(mut engine) = standalone.engine.try_lock()
+                {
+                    engine.clear();
+                }
                 self.game = Arc::new(Game::new(
                     None,
                     Chess::default(),
@@ -237,6 +289,10 @@ impl Session {
                     self.out
                         .info_string("go before any position: searching the start position");
                 }
+                if self.standalone.is_some() {
+                    self.go_builtin(go);
+                    return true;
+                }
                 let Some(pool) = self.pool() else {
                     // No children can be configured: still answer with a move.
                     let first = self.game.position().legal_moves().first().copied();
@@ -249,14 +305,7 @@ impl Session {
                     });
                     return true;
                 };
-                let stop = CancellationToken::new();
-                let ponderhit = CancellationToken::new();
-                let fallback = self
-                    .game
-                    .position()
-                    .legal_moves()
-                    .first()
-                    .map(|m| UciMove::from_move(*m, self.game.castling_mode()).to_string());
+                let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
                 let until_told = go.infinite || go.ponder;
                 let request = GoRequest {
                     go,
@@ -269,13 +318,8 @@ impl Session {
                     ponderhit: ponderhit.clone(),
                     debug: self.debug,
                 };
-                self.search = Some(Running {
-                    until_told,
-                    stop,
-                    ponderhit,
-                    task: tokio::spawn(search::run(request)),
-                    fallback,
-                });
+                let task = tokio::spawn(search::run(request));
+                self.running(until_told, stop, ponderhit, task);
             }
             GuiCommand::Stop => {
                 if let Some(s) = &self.search {
@@ -291,6 +335,55 @@ impl Session {
             GuiCommand::Unknown(line) => tracing::debug!("ignored unknown command '{line}'"),
         }
         true
+    }
+
+    /// Starts a `go` of the standalone built-in engine.
+    fn go_builtin(&mut self, go: crate::uci::codec::Go) {
+        let Some(standalone) = self.standalone.as_mut() else {
+            return;
+        };
+        if standalone.hash_mb != self.options.hash
+            && let Ok(mut engine) = standalone.engine.try_lock()
+        {
+            engine.set_hash(self.options.hash as usize);
+            standalone.hash_mb = self.options.hash;
+        }
+        let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
+        let until_told = go.infinite || go.ponder;
+        let request = BuiltinGo {
+            go,
+            game: self.game.clone(),
+            engine: standalone.engine.clone(),
+            out: self.out.clone(),
+            overhead: Duration::from_millis(self.options.move_overhead),
+            stop: stop.clone(),
+            ponderhit: ponderhit.clone(),
+        };
+        let task = tokio::spawn(builtin_go::run(request));
+        self.running(until_told, stop, ponderhit, task);
+    }
+
+    /// Records the search task just started.
+    fn running(
+        &mut self,
+        until_told: bool,
+        stop: CancellationToken,
+        ponderhit: CancellationToken,
+        task: JoinHandle<()>,
+    ) {
+        let fallback = self
+            .game
+            .position()
+            .legal_moves()
+            .first()
+            .map(|m| UciMove::from_move(*m, self.game.castling_mode()).to_string());
+        self.search = Some(Running {
+            until_told,
+            stop,
+            ponderhit,
+            task,
+            fallback,
+        });
     }
 
     /// `position …`: validated with shakmaty before any child sees it. A bad

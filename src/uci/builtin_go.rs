@@ -1,0 +1,176 @@
+//! One `go` for `mpcmc engine`, the built-in engine on its own.
+//!
+//! The GUI's limits become [`builtin::Limits`]; every completed iteration
+//! becomes an `info` line; the task ends with exactly one `bestmove`, under
+//! `go infinite` and `go ponder` only after `stop`/`ponderhit`. The search
+//! runs on a blocking thread and is stopped through a flag.
+
+use std::{
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use shakmaty::{Color, Move, Position, uci::UciMove};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    engine::builtin::{self, Clock, Limits, Progress},
+    mpc::Game,
+    uci::{
+        codec::{Bound, Go, Info, ScoreKind, UciScore},
+        output::Output,
+        time::move_budget,
+    },
+};
+
+/// Deepest `go mate N` translates to (`depth 2N`).
+const MAX_MATE_DEPTH: u32 = 64;
+
+/// Everything one `go` of the standalone engine needs.
+pub struct BuiltinGo {
+    pub go: Go,
+    pub game: Arc<Game>,
+    pub engine: Arc<Mutex<builtin::Engine>>,
+    pub out: Output,
+    pub overhead: Duration,
+    pub stop: CancellationToken,
+    pub ponderhit: CancellationToken,
+}
+
+/// The GUI's limits as the engine's, from the side to move. Pondering (and
+/// `infinite`) searches until told; the clock then starts at `ponderhit`.
+pub fn limits(go: &Go, us: Color, overhead: Duration) -> Limits {
+    let ms = |v: i64| Duration::from_millis(v.max(0) as u64);
+    let (time, inc) = match us {
+        Color::White => (go.wtime, go.winc),
+        Color::Black => (go.btime, go.binc),
+    };
+    Limits {
+        nodes: go.nodes,
+        depth: go.depth.or(go
+            .mate
+            .map(|m| m.saturating_mul(2).clamp(1, MAX_MATE_DEPTH))),
+        movetime: go.movetime.map(|t| {
+            Duration::from_millis(t)
+                .saturating_sub(overhead)
+                .max(Duration::from_millis(1))
+        }),
+        clock: time.map(|t| Clock {
+            time: ms(t).saturating_sub(overhead),
+            inc: inc.map_or(Duration::ZERO, ms),
+            movestogo: go.movestogo,
+        }),
+        infinite: go.infinite || go.ponder,
+    }
+}
+
+/// Runs the `go` to its one `bestmove`.
+pub async fn run(req: BuiltinGo) {
+    let pos = req.game.position().clone();
+    let castling = req.game.castling_mode();
+    let uci = |m: Move| UciMove::from_move(m, castling);
+    if !req.go.searchmoves.is_empty() {
+        req.out
+            .info_string("the built-in engine searches every move; searchmoves ignored");
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    let limits = limits(&req.go, pos.turn(), req.overhead);
+    let history = match req.game.hashes().split_last() {
+        Some((_, before)) => before.to_vec(),
+        None => Vec::new(),
+    };
+    let (engine, out, stop_flag, root) = (
+        req.engine.clone(),
+        req.out.clone(),
+        flag.clone(),
+        pos.clone(),
+    );
+    let started = Instant::now();
+    let mut search = tokio::task::spawn_blocking(move || {
+        let Ok(mut engine) = engine.lock() else {
+            return None;
+        };
+        let mut report = |p: &Progress| out.line(info(p, castling, started).to_string());
+        Some(engine.search(&root, &history, &limits, &stop_flag, &mut report))
+    });
+
+    // `stop` sets the flag; `ponderhit` starts our clock (a timer sets it).
+    let mut clock: Option<Instant> = None;
+    let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+    let mut released = !(req.go.infinite || req.go.ponder);
+    let outcome = loop {
+        tokio::select! {
+            joined = &mut search => break joined.ok().flatten(),
+            _ = req.stop.cancelled(), if !flag.load(Ordering::Relaxed) => {
+                flag.store(true, Ordering::Relaxed);
+                released = true;
+            }
+            _ = req.ponderhit.cancelled(), if req.go.ponder && !released => {
+                released = true;
+                clock = move_budget(&req.go, pos.turn(), req.overhead).map(|b| Instant::now() + b);
+            }
+            _ = tokio::time::sleep_until(clock.unwrap_or(far).into()), if clock.is_some() => {
+                flag.store(true, Ordering::Relaxed);
+                clock = None;
+            }
+        }
+    };
+    // A search that ended on its own under `infinite`/`ponder` still waits.
+    if !released {
+        tokio::select! {
+            _ = req.stop.cancelled() => {}
+            _ = req.ponderhit.cancelled(), if req.go.ponder => {}
+        }
+    }
+    let best = outcome.as_ref().and_then(|o| o.best);
+    let line = match (best, outcome.as_ref().and_then(|o| o.ponder)) {
+        (Some(b), Some(p)) => format!("bestmove {} ponder {}", uci(b), uci(p)),
+        (Some(b), None) => format!("bestmove {}", uci(b)),
+        (None, _) => match pos.legal_moves().first() {
+            // Only a finished game has no move; anything else is a failure
+            // that must still be answered with a legal move.
+            Some(m) => format!("bestmove {}", uci(*m)),
+            None => {
+                let kind = if pos.is_check() {
+                    ScoreKind::Mate(0)
+                } else {
+                    ScoreKind::Cp(0)
+                };
+                req.out.line(
+                    Info {
+                        depth: Some(0),
+                        score: Some(UciScore {
+                            kind,
+                            bound: Bound::Exact,
+                        }),
+                        ..Info::default()
+                    }
+                    .to_string(),
+                );
+                "bestmove (none)".to_owned()
+            }
+        },
+    };
+    req.out.line(line);
+}
+
+fn info(p: &Progress, castling: shakmaty::CastlingMode, started: Instant) -> Info {
+    let elapsed = started.elapsed();
+    Info {
+        depth: Some(p.depth),
+        seldepth: Some(p.seldepth),
+        score: Some(p.score),
+        nodes: Some(p.nodes),
+        nps: Some((p.nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
+        time: Some(elapsed.as_millis() as u64),
+        pv: p
+            .pv
+            .iter()
+            .map(|m| UciMove::from_move(*m, castling))
+            .collect(),
+        ..Info::default()
+    }
+}
