@@ -7,15 +7,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Engine, alive, assert_legal, position};
+use common::{ChildKind, Engine, alive, assert_legal, position};
 use mpcmc::uci::options::NAMES;
 use shakmaty::{Chess, Color, Position};
 
 const SECOND: Duration = Duration::from_secs(1);
 
-#[test]
-fn handshake_lists_every_option() {
-    let mut e = Engine::with_stockfish(&[]);
+fn handshake_lists_every_option(child: ChildKind) {
+    let mut e = Engine::over(child, &[]);
     let lines = e.handshake();
     assert!(
         lines.iter().any(|l| l.starts_with("id name mpcmc ")),
@@ -45,9 +44,8 @@ fn handshake_lists_every_option() {
     assert!(e.quit().success());
 }
 
-#[test]
-fn movetime_answers_a_legal_move_in_time() {
-    let mut e = Engine::with_stockfish(&[]);
+fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
+    let mut e = Engine::over(child, &[]);
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
     let sent = Instant::now();
@@ -67,11 +65,10 @@ fn movetime_answers_a_legal_move_in_time() {
     assert!(lines.iter().any(|l| l.contains("currmovenumber")));
 }
 
-#[test]
-fn never_loses_on_time_at_one_second_plus_ten_ms() {
+fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
     // mpcmc plays both sides of a 1+0.01 game for 60 plies; the clock is kept
     // here as a GUI keeps it, including pipe latency.
-    let mut e = Engine::with_stockfish(&["--move-overhead=30"]);
+    let mut e = Engine::over(child, &["--move-overhead=30"]);
     e.handshake();
     let mut moves: Vec<String> = Vec::new();
     let mut clock = [1000i64, 1000i64];
@@ -100,9 +97,8 @@ fn never_loses_on_time_at_one_second_plus_ten_ms() {
     assert!(e.quit().success());
 }
 
-#[test]
-fn infinite_waits_for_stop_and_isready_is_answered_mid_search() {
-    let mut e = Engine::with_stockfish(&[]);
+fn infinite_waits_for_stop_and_isready_is_answered_mid_search(child: ChildKind) {
+    let mut e = Engine::over(child, &[]);
     e.handshake();
     e.send("position startpos");
     e.send("go infinite");
@@ -147,9 +143,8 @@ fn infinite_waits_for_stop_and_isready_is_answered_mid_search() {
     assert!(e.quit().success());
 }
 
-#[test]
-fn ponder_answers_after_ponderhit() {
-    let mut e = Engine::with_stockfish(&[]);
+fn ponder_answers_after_ponderhit(child: ChildKind) {
+    let mut e = Engine::over(child, &[]);
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
     e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
@@ -160,9 +155,8 @@ fn ponder_answers_after_ponderhit() {
     assert!(e.quit().success());
 }
 
-#[test]
-fn finished_root_answers_none() {
-    let mut e = Engine::with_stockfish(&["--child-nodes=500"]);
+fn finished_root_answers_none(child: ChildKind) {
+    let mut e = Engine::over(child, &["--child-nodes=500"]);
     e.handshake();
     // Fool's mate: White is mated.
     e.send("position startpos moves f2f3 e7e5 g2g4 d8h4");
@@ -181,9 +175,8 @@ fn finished_root_answers_none() {
     assert!(e.quit().success());
 }
 
-#[test]
-fn finds_a_mate_in_one() {
-    let mut e = Engine::with_stockfish(&["--child-nodes=2000"]);
+fn finds_a_mate_in_one(child: ChildKind) {
+    let mut e = Engine::over(child, &["--child-nodes=2000"]);
     e.handshake();
     // Back-rank mate: Rd8#.
     let fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1";
@@ -200,9 +193,8 @@ fn finds_a_mate_in_one() {
     assert!(e.quit().success());
 }
 
-#[test]
-fn bad_input_is_survived() {
-    let mut e = Engine::with_stockfish(&["--child-nodes=300"]);
+fn bad_input_is_survived(child: ChildKind) {
+    let mut e = Engine::over(child, &["--child-nodes=300"]);
     e.handshake();
 
     // go before any position: the start position, with a note.
@@ -261,9 +253,8 @@ fn bad_input_is_survived() {
     assert!(e.quit().success());
 }
 
-#[test]
-fn searchmoves_restricts_the_candidates() {
-    let mut e = Engine::with_stockfish(&["--child-nodes=500"]);
+fn searchmoves_restricts_the_candidates(child: ChildKind) {
+    let mut e = Engine::over(child, &["--child-nodes=500"]);
     e.handshake();
     e.send("position startpos");
     e.send("go searchmoves a2a3 h2h3");
@@ -291,15 +282,18 @@ fn quit_leaves_no_child_process() {
     assert!(left.is_empty(), "children still alive: {left:?}");
 }
 
-#[test]
-fn end_of_input_quits() {
-    let mut e = Engine::with_stockfish(&[]);
+fn end_of_input_quits(child: ChildKind) {
+    let mut e = Engine::over(child, &[]);
     e.handshake();
     e.send("position startpos");
     e.send("go nodes 5000");
     e.bestmove(20 * SECOND);
     let children = e.children();
-    assert!(!children.is_empty());
+    assert_eq!(
+        children.is_empty(),
+        child == ChildKind::Builtin,
+        "{children:?}"
+    );
     e.close_stdin();
     assert!(e.wait(10 * SECOND).success());
     thread::sleep(Duration::from_millis(200));
@@ -326,10 +320,9 @@ fn a_broken_evaluator_still_yields_a_legal_move() {
     assert!(e.quit().success());
 }
 
-#[test]
-fn castling_in_both_notations() {
+fn castling_in_both_notations(child: ChildKind) {
     // Standard chess: the GUI writes e1g1; mpcmc answers in the same notation.
-    let mut e = Engine::with_stockfish(&["--child-nodes=500"]);
+    let mut e = Engine::over(child, &["--child-nodes=500"]);
     e.handshake();
     let moves = [
         "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1", "f8c5",
@@ -351,7 +344,7 @@ fn castling_in_both_notations() {
     assert!(e.quit().success());
 
     // Chess960: king-takes-rook, to the GUI and to the children.
-    let mut e = Engine::with_stockfish(&["--child-nodes=500", "--uci-chess960"]);
+    let mut e = Engine::over(child, &["--child-nodes=500", "--uci-chess960"]);
     e.handshake();
     // King on f1 between rooks on b1 and g1; short castling is f1g1 (king takes rook).
     let fen = "1r3kr1/pppppppp/8/8/8/8/PPPPPPPP/1R3KR1 w GBgb - 0 1";
@@ -373,11 +366,10 @@ fn castling_in_both_notations() {
     assert!(e.quit().success());
 }
 
-#[test]
-fn a_fixed_budget_is_cut_before_the_flag_with_a_real_move() {
+fn a_fixed_budget_is_cut_before_the_flag_with_a_real_move(child: ChildKind) {
     // 200k nodes a call cannot finish on a 1 s clock: the flag guard cuts the
     // pass, and the evaluator's root search (served first) names the move.
-    let mut e = Engine::with_stockfish(&["--child-nodes=200000"]);
+    let mut e = Engine::over(child, &["--child-nodes=200000"]);
     e.handshake();
     e.send("position startpos moves e2e4");
     let sent = Instant::now();
@@ -434,3 +426,27 @@ fn infinite_over_broken_children_waits_quietly() {
     );
     assert!(e.quit().success());
 }
+
+/// Each test above, over each kind of child engine.
+macro_rules! over_each_child {
+    ($($name:ident),* $(,)?) => {
+        mod over_stockfish {
+            $( #[test] fn $name() { super::$name(super::ChildKind::Stockfish) } )*
+        }
+    };
+}
+
+over_each_child!(
+    handshake_lists_every_option,
+    movetime_answers_a_legal_move_in_time,
+    never_loses_on_time_at_one_second_plus_ten_ms,
+    infinite_waits_for_stop_and_isready_is_answered_mid_search,
+    ponder_answers_after_ponderhit,
+    finished_root_answers_none,
+    finds_a_mate_in_one,
+    bad_input_is_survived,
+    searchmoves_restricts_the_candidates,
+    end_of_input_quits,
+    castling_in_both_notations,
+    a_fixed_budget_is_cut_before_the_flag_with_a_real_move,
+);

@@ -24,6 +24,15 @@ pub fn stockfish() -> &'static str {
     path
 }
 
+/// The child engine a meta-engine test runs over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildKind {
+    /// Stockfish processes.
+    Stockfish,
+    /// The built-in engine, in process.
+    Builtin,
+}
+
 /// A running mpcmc and the lines it wrote.
 pub struct Engine {
     child: Child,
@@ -59,6 +68,18 @@ impl Engine {
             stdin,
             lines,
             transcript: Vec::new(),
+        }
+    }
+
+    /// Starts mpcmc over `child`.
+    pub fn over(child: ChildKind, flags: &[&str]) -> Engine {
+        match child {
+            ChildKind::Stockfish => Engine::with_stockfish(flags),
+            ChildKind::Builtin => {
+                let mut all = vec!["--evaluator=builtin"];
+                all.extend_from_slice(flags);
+                Engine::start(&all)
+            }
         }
     }
 
