@@ -229,6 +229,13 @@ impl Client {
         }
     }
 
+    /// `ucinewgame`, then `isready`: the child forgets what it learned.
+    pub async fn ucinewgame(&mut self) -> Result<(), ChildError> {
+        self.settle().await?;
+        self.send("ucinewgame", "clearing the hash").await?;
+        self.isready(READY_TIMEOUT).await
+    }
+
     /// `position` … for the query: the game's start and every move since, so
     /// the child sees repetitions.
     pub async fn position(&mut self, query: &Query) -> Result<(), ChildError> {
@@ -258,8 +265,7 @@ impl Client {
         self.settle().await?;
         let started = Instant::now();
         if self.clear_hash {
-            self.send("ucinewgame", "clearing the hash").await?;
-            self.isready(READY_TIMEOUT).await?;
+            self.ucinewgame().await?;
         }
         self.position(query).await?;
         let (go, stall_after) = match query.limit {
