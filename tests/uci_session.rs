@@ -433,6 +433,9 @@ macro_rules! over_each_child {
         mod over_stockfish {
             $( #[test] fn $name() { super::$name(super::ChildKind::Stockfish) } )*
         }
+        mod over_builtin {
+            $( #[test] fn $name() { super::$name(super::ChildKind::Builtin) } )*
+        }
     };
 }
 

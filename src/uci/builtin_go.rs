@@ -28,6 +28,8 @@ use crate::{
 
 /// Deepest `go mate N` translates to (`depth 2N`).
 const MAX_MATE_DEPTH: u32 = 64;
+/// A bare `go` (no limit at all) searches this many nodes, about a second.
+pub const BARE_GO_NODES: u64 = 1_000_000;
 
 /// Everything one `go` of the standalone engine needs.
 pub struct BuiltinGo {
@@ -48,8 +50,15 @@ pub fn limits(go: &Go, us: Color, overhead: Duration) -> Limits {
         Color::White => (go.wtime, go.winc),
         Color::Black => (go.btime, go.binc),
     };
+    let bare = go.nodes.is_none()
+        && go.depth.is_none()
+        && go.mate.is_none()
+        && go.movetime.is_none()
+        && time.is_none()
+        && !go.infinite
+        && !go.ponder;
     Limits {
-        nodes: go.nodes,
+        nodes: go.nodes.or(bare.then_some(BARE_GO_NODES)),
         depth: go.depth.or(go
             .mate
             .map(|m| m.saturating_mul(2).clamp(1, MAX_MATE_DEPTH))),

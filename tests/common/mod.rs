@@ -269,3 +269,12 @@ pub fn assert_legal(pos: &Chess, mv: &str) -> shakmaty::Move {
         )
     })
 }
+
+impl Engine {
+    /// Starts `mpcmc engine`, the built-in engine alone.
+    pub fn builtin(flags: &[&str]) -> Engine {
+        let mut all = vec!["engine"];
+        all.extend_from_slice(flags);
+        Engine::start(&all)
+    }
+}

@@ -4,15 +4,25 @@
 //! One instance per worker: `Threads` instances search in parallel without a
 //! process. The same code answers `mpcmc engine`, the standalone UCI engine.
 //!
-//! (Interface fixed; the search is being written.)
+//! The search lives in [`search`], the evaluation in [`eval`], the hash
+//! table in [`tt`]; this module turns [`Limits`] into a budget, runs the
+//! iterations and reports them.
 
 use std::{
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::AtomicBool,
     time::{Duration, Instant},
 };
 
-use shakmaty::{Chess, Move, Position};
+mod eval;
+mod search;
+mod tt;
 
+use shakmaty::{CastlingMode, Chess, Move, Position, fen::Fen};
+
+use self::{
+    search::{Budget, History, MAX_DEPTH, Search, clock_budget, hash_of, uci_score},
+    tt::TranspositionTable,
+};
 use crate::uci::codec::{Bound, ScoreKind, UciScore};
 
 /// What limits one search; `None`/`false` fields do not limit.
@@ -63,20 +73,40 @@ pub struct Outcome {
 /// A built-in engine instance with its own hash table.
 pub struct Engine {
     hash_mb: usize,
+    tt: TranspositionTable,
+    history: History,
 }
 
 impl Engine {
     pub fn new(hash_mb: usize) -> Engine {
-        Engine { hash_mb }
+        Engine {
+            hash_mb,
+            tt: TranspositionTable::new(hash_mb),
+            history: History::new(),
+        }
     }
 
     /// Resizes the hash table (clearing it).
     pub fn set_hash(&mut self, mb: usize) {
         self.hash_mb = mb;
+        self.tt = TranspositionTable::new(mb);
+    }
+
+    /// The hash table size in MB, as last set.
+    pub fn hash_mb(&self) -> usize {
+        self.hash_mb
+    }
+
+    /// Permille of the hash table written by the last search.
+    pub fn hashfull(&self) -> u32 {
+        self.tt.hashfull()
     }
 
     /// Forgets everything learned (`ucinewgame`).
-    pub fn clear(&mut self) {}
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        self.history.clear();
+    }
 
     /// Searches `root`. `history` holds the Zobrist hashes
     /// (`Zobrist64`, `EnPassantMode::Legal`) of the game's positions before
@@ -91,32 +121,602 @@ impl Engine {
         stop: &AtomicBool,
         on_progress: &mut dyn FnMut(&Progress),
     ) -> Outcome {
-        // Placeholder until the search lands: the first legal move.
-        let _ = (history, limits, self.hash_mb);
         let started = Instant::now();
-        let best = root.legal_moves().first().copied();
-        if !stop.load(Ordering::Relaxed)
-            && let Some(m) = best
-        {
+        let root_moves = root.legal_moves();
+        let Some(&first_move) = root_moves.first() else {
+            return Outcome {
+                best: None,
+                ponder: None,
+                score: None,
+                depth: 0,
+                nodes: 0,
+                pv: Vec::new(),
+            };
+        };
+        self.tt.new_search();
+        self.history.age();
+        let budget = budget(limits, started, root_moves.len());
+        let max_depth = budget.depth;
+        let mut search = Search::new(
+            &mut self.tt,
+            &mut self.history,
+            stop,
+            budget,
+            history,
+            hash_of(root),
+        );
+
+        // (depth, score, pv) of the last completed iteration.
+        let mut completed: Option<(u32, i32, Vec<Move>)> = None;
+        for depth in 1..=max_depth {
+            search.root_best = None;
+            search.seldepth = 0;
+            let prev = completed.as_ref().map(|c| c.1);
+            let Some(score) = search.iterate(root, depth, prev) else {
+                break;
+            };
+            let mut pv = legal_prefix(root, &search.root_pv());
+            if pv.is_empty() {
+                pv = search
+                    .root_best
+                    .as_ref()
+                    .map(|b| legal_prefix(root, &b.pv))
+                    .filter(|pv| !pv.is_empty())
+                    .unwrap_or_else(|| vec![first_move]);
+            }
             on_progress(&Progress {
-                depth: 1,
-                seldepth: 1,
-                score: UciScore {
-                    kind: ScoreKind::Cp(0),
-                    bound: Bound::Exact,
-                },
-                nodes: 1,
+                depth,
+                seldepth: (search.seldepth as u32).max(depth),
+                score: to_uci(score),
+                nodes: search.nodes,
                 time: started.elapsed(),
-                pv: vec![m],
+                pv: pv.clone(),
+            });
+            completed = Some((depth, score, pv));
+            if search
+                .budget()
+                .soft
+                .is_some_and(|soft| Instant::now() >= soft)
+            {
+                break;
+            }
+        }
+
+        // An iteration cut short may already have found a better move.
+        let partial = if search.stopped {
+            search
+                .root_best
+                .as_ref()
+                .map(|b| legal_prefix(root, &b.pv))
+                .filter(|pv| !pv.is_empty())
+        } else {
+            None
+        };
+        let pv = match (partial, &completed) {
+            (Some(pv), _) => pv,
+            (None, Some((_, _, pv))) => pv.clone(),
+            (None, None) => search
+                .root_tt_move()
+                .filter(|m| root_moves.contains(m))
+                .map_or_else(|| vec![first_move], |m| vec![m]),
+        };
+        Outcome {
+            best: pv.first().copied().or(Some(first_move)),
+            ponder: pv.get(1).copied(),
+            score: completed.as_ref().map(|c| to_uci(c.1)),
+            depth: completed.as_ref().map_or(0, |c| c.0),
+            nodes: search.nodes,
+            pv,
+        }
+    }
+}
+
+/// A static evaluation of `pos` in centipawns from the side to move.
+pub fn static_eval(pos: &Chess) -> i32 {
+    eval::evaluate(pos)
+}
+
+/// The limits as instants and counts.
+fn budget(limits: &Limits, started: Instant, root_moves: usize) -> Budget {
+    let mut hard = None;
+    let mut soft = None;
+    if !limits.infinite {
+        if let Some(t) = limits.movetime {
+            hard = Some(started + t);
+        }
+        if let Some(c) = limits.clock {
+            let b = clock_budget(c.time, c.inc, c.movestogo);
+            let deadline = started + b;
+            hard = Some(hard.map_or(deadline, |h: Instant| h.min(deadline)));
+            // The next iteration takes longer than all before it: do not
+            // start one past half the budget. A forced move needs no thought.
+            soft = Some(if root_moves == 1 {
+                started
+            } else {
+                started + b / 2
             });
         }
-        Outcome {
-            best,
-            ponder: None,
-            score: None,
-            depth: 1,
-            nodes: 1,
-            pv: best.into_iter().collect(),
+    }
+    Budget {
+        hard,
+        soft,
+        nodes: limits.nodes,
+        depth: limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH),
+    }
+}
+
+fn to_uci(score: i32) -> UciScore {
+    UciScore {
+        kind: match uci_score(score) {
+            Ok(cp) => ScoreKind::Cp(cp),
+            Err(mate) => ScoreKind::Mate(mate),
+        },
+        bound: Bound::Exact,
+    }
+}
+
+/// The longest prefix of `line` that is legal from `root`.
+fn legal_prefix(root: &Chess, line: &[Move]) -> Vec<Move> {
+    let mut pos = root.clone();
+    let mut out = Vec::with_capacity(line.len());
+    for &m in line {
+        if !pos.is_legal(m) {
+            break;
         }
+        pos.play_unchecked(m);
+        out.push(m);
+    }
+    out
+}
+
+/// Positions for [`bench`]: opening, middlegames, endgames.
+pub const BENCH_FENS: [&str; 6] = [
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP1B1PPP/R2QKB1R w KQ - 0 8",
+    "2r3k1/5pp1/p2q3p/1p1pR3/3P4/1P3Q1P/P4PP1/6K1 b - - 0 30",
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+    "8/5pk1/6p1/3P4/1r6/6P1/5PK1/3R4 w - - 0 45",
+];
+
+/// Searches each of [`BENCH_FENS`] to `depth` with a fresh 16 MB engine;
+/// returns the total nodes and the total time spent searching.
+pub fn bench(depth: u32) -> (u64, Duration) {
+    let stop = AtomicBool::new(false);
+    let limits = Limits {
+        depth: Some(depth.max(1)),
+        ..Limits::default()
+    };
+    let mut nodes = 0;
+    let mut time = Duration::ZERO;
+    for fen in BENCH_FENS {
+        let Ok(pos) = fen.parse::<Fen>().map_err(|_| ()).and_then(|f| {
+            f.into_position::<Chess>(CastlingMode::Standard)
+                .map_err(|_| ())
+        }) else {
+            continue;
+        };
+        let mut engine = Engine::new(16);
+        let started = Instant::now();
+        let outcome = engine.search(&pos, &[], &limits, &stop, &mut |_| {});
+        time += started.elapsed();
+        nodes += outcome.nodes;
+    }
+    (nodes, time)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use shakmaty::uci::UciMove;
+
+    use super::*;
+
+    fn pos(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
+    fn uci(m: Move) -> String {
+        UciMove::from_standard(m).to_string()
+    }
+
+    fn run(fen: &str, limits: &Limits) -> (Outcome, Vec<Progress>) {
+        let stop = AtomicBool::new(false);
+        let mut seen = Vec::new();
+        let mut engine = Engine::new(4);
+        let out = engine.search(&pos(fen), &[], limits, &stop, &mut |p| seen.push(p.clone()));
+        (out, seen)
+    }
+
+    fn depth(d: u32) -> Limits {
+        Limits {
+            depth: Some(d),
+            ..Limits::default()
+        }
+    }
+
+    fn legal(p: &Chess, m: Option<Move>) -> bool {
+        m.is_some_and(|m| p.is_legal(m))
+    }
+
+    #[test]
+    fn mate_in_one() {
+        let (out, seen) = run("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", &depth(4));
+        assert_eq!(out.best.map(uci).as_deref(), Some("d1d8"));
+        assert_eq!(out.score.map(|s| s.kind), Some(ScoreKind::Mate(1)));
+        assert_eq!(seen.last().map(|p| p.score.kind), Some(ScoreKind::Mate(1)));
+        assert_eq!(out.pv.len(), 1);
+    }
+
+    #[test]
+    fn mated_in_one_is_negative() {
+        // Black's only move walks into Rh8#.
+        let (out, _) = run("k7/8/1K6/8/8/8/8/7R b - - 0 1", &depth(4));
+        assert_eq!(out.best.map(uci).as_deref(), Some("a8b8"));
+        assert_eq!(out.score.map(|s| s.kind), Some(ScoreKind::Mate(-1)));
+        assert_eq!(out.ponder.map(uci).as_deref(), Some("h1h8"));
+    }
+
+    #[test]
+    fn mate_in_two() {
+        // 1. Nf6+ gxf6 2. Bxf7#.
+        let fen = "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 10";
+        let (out, _) = run(fen, &depth(5));
+        assert_eq!(out.best.map(uci).as_deref(), Some("d5f6"));
+        assert_eq!(out.score.map(|s| s.kind), Some(ScoreKind::Mate(2)));
+        assert_eq!(out.pv.len(), 3);
+    }
+
+    #[test]
+    fn black_mate_in_three() {
+        // 1... Bc5+ 2. Kxc5 Qb6+ 3. Kd5 Qd6# (Stockfish 15.1 agrees).
+        let fen = "r1b1kb1r/pppp1ppp/5q2/4n3/3KP3/2N3PN/PPP4P/R1BQ1B1R b kq - 0 1";
+        let (out, _) = run(fen, &depth(6));
+        assert_eq!(out.best.map(uci).as_deref(), Some("f8c5"));
+        assert_eq!(
+            out.score.map(|s| s.kind),
+            Some(ScoreKind::Mate(3)),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn never_stalemates_when_winning() {
+        // Each has a queen move that stalemates (Qg6, Qc7, Qf7) next to ones
+        // that win.
+        for fen in [
+            "7k/8/5K2/8/8/8/8/6Q1 w - - 0 1",
+            "k7/8/1K6/8/8/8/8/2Q5 w - - 0 1",
+            "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1",
+        ] {
+            let p = pos(fen);
+            for d in 1..=5 {
+                let (out, _) = run(fen, &depth(d));
+                let best = out.best.unwrap();
+                let mut after = p.clone();
+                after.play_unchecked(best);
+                assert!(!after.is_stalemate(), "{fen} depth {d}: {}", uci(best));
+                assert!(!after.is_insufficient_material(), "{fen}: {}", uci(best));
+            }
+        }
+    }
+
+    /// King and queen against king, played out by the engine for both
+    /// sides on small budgets: it ends in mate, never stalemate.
+    #[test]
+    fn mates_with_king_and_queen() {
+        let mut p = pos("8/8/8/3k4/8/8/8/Q3K3 w - - 0 1");
+        let mut history = Vec::new();
+        let stop = AtomicBool::new(false);
+        let mut engine = Engine::new(4);
+        let limits = Limits {
+            nodes: Some(4_000),
+            ..Limits::default()
+        };
+        for _ in 0..60 {
+            if p.is_game_over() {
+                break;
+            }
+            let out = engine.search(&p, &history, &limits, &stop, &mut |_| {});
+            history.push(search::hash_of(&p));
+            p.play_unchecked(out.best.unwrap());
+        }
+        assert!(
+            p.is_checkmate(),
+            "{}",
+            Fen::from_position(&p, shakmaty::EnPassantMode::Legal)
+        );
+    }
+
+    #[test]
+    fn finished_roots_have_no_move() {
+        for fen in [
+            // Fool's mate.
+            "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3",
+            // Stalemate.
+            "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
+        ] {
+            let (out, seen) = run(fen, &depth(3));
+            assert_eq!(out.best, None, "{fen}");
+            assert_eq!(out.ponder, None);
+            assert!(seen.is_empty());
+        }
+    }
+
+    #[test]
+    fn depth_limit_is_exact() {
+        for d in [1, 3, 5] {
+            let (out, seen) = run(BENCH_FENS[1], &depth(d));
+            assert_eq!(out.depth, d);
+            let depths: Vec<u32> = seen.iter().map(|p| p.depth).collect();
+            assert_eq!(depths, (1..=d).collect::<Vec<_>>());
+            assert!(legal(&pos(BENCH_FENS[1]), out.best));
+            let last = seen.last().unwrap();
+            assert_eq!(last.pv, out.pv);
+            assert!(last.nodes <= out.nodes && last.seldepth >= d);
+        }
+    }
+
+    #[test]
+    fn node_limit_stops_near_it() {
+        for n in [1, 100, 5_000] {
+            let limits = Limits {
+                nodes: Some(n),
+                ..Limits::default()
+            };
+            let (out, _) = run(BENCH_FENS[1], &limits);
+            assert!(out.nodes <= n + 1, "{} > {n}", out.nodes);
+            assert!(out.nodes + 50 >= n.min(out.nodes + 50));
+            assert!(legal(&pos(BENCH_FENS[1]), out.best));
+        }
+    }
+
+    #[test]
+    fn movetime_returns_in_time() {
+        let limits = Limits {
+            movetime: Some(Duration::from_millis(150)),
+            ..Limits::default()
+        };
+        let started = Instant::now();
+        let (out, seen) = run(BENCH_FENS[2], &limits);
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(140), "{took:?}");
+        assert!(took < Duration::from_millis(250), "{took:?}");
+        assert!(!seen.is_empty());
+        assert!(legal(&pos(BENCH_FENS[2]), out.best));
+    }
+
+    #[test]
+    fn clock_uses_a_share() {
+        // 3 s left: about 100 ms for this move, never more than half.
+        let limits = Limits {
+            clock: Some(Clock {
+                time: Duration::from_millis(3000),
+                inc: Duration::ZERO,
+                movestogo: None,
+            }),
+            ..Limits::default()
+        };
+        let started = Instant::now();
+        let (out, _) = run(BENCH_FENS[0], &limits);
+        let took = started.elapsed();
+        assert!(took < Duration::from_millis(200), "{took:?}");
+        assert!(legal(&Chess::default(), out.best));
+        // Almost no time left still gives a move, at once.
+        let limits = Limits {
+            clock: Some(Clock {
+                time: Duration::from_millis(2),
+                inc: Duration::ZERO,
+                movestogo: Some(1),
+            }),
+            ..Limits::default()
+        };
+        let started = Instant::now();
+        let (out, _) = run(BENCH_FENS[0], &limits);
+        assert!(started.elapsed() < Duration::from_millis(50));
+        assert!(legal(&Chess::default(), out.best));
+    }
+
+    #[test]
+    fn infinite_stops_promptly() {
+        let stop = AtomicBool::new(false);
+        let limits = Limits {
+            infinite: true,
+            // Ignored under `infinite`.
+            movetime: Some(Duration::from_millis(1)),
+            ..Limits::default()
+        };
+        let root = pos(BENCH_FENS[1]);
+        let mut engine = Engine::new(4);
+        let (out, latency) = std::thread::scope(|s| {
+            let handle = s.spawn(|| {
+                let out = engine.search(&root, &[], &limits, &stop, &mut |_| {});
+                (out, Instant::now())
+            });
+            std::thread::sleep(Duration::from_millis(200));
+            let asked = Instant::now();
+            stop.store(true, Ordering::Relaxed);
+            let (out, done) = handle.join().unwrap();
+            (out, done - asked)
+        });
+        assert!(latency < Duration::from_millis(30), "{latency:?}");
+        assert!(out.depth >= 2, "{out:?}");
+        assert!(legal(&root, out.best));
+    }
+
+    #[test]
+    fn stop_before_start_still_moves() {
+        let stop = AtomicBool::new(true);
+        let root = pos(BENCH_FENS[1]);
+        let out = Engine::new(1).search(&root, &[], &Limits::default(), &stop, &mut |_| {});
+        assert!(legal(&root, out.best));
+    }
+
+    /// Black is a queen down; one move repeats a position for the third
+    /// time, which only the game history reveals.
+    #[test]
+    fn repetition_from_history_draws() {
+        let mut p = pos("6k1/8/8/8/8/2K5/8/2Q5 b - - 0 1");
+        let mut history = Vec::new();
+        for m in [
+            "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1",
+        ] {
+            history.push(search::hash_of(&p));
+            let m = m.parse::<UciMove>().unwrap().to_move(&p).unwrap();
+            p.play_unchecked(m);
+        }
+        let stop = AtomicBool::new(false);
+        let mut engine = Engine::new(4);
+        let out = engine.search(&p, &history, &depth(5), &stop, &mut |_| {});
+        assert_eq!(out.best.map(uci).as_deref(), Some("h8g8"));
+        assert_eq!(out.score.map(|s| s.kind), Some(ScoreKind::Cp(0)));
+        // Without the history the same move is just lost.
+        engine.clear();
+        let out = engine.search(&p, &[], &depth(5), &stop, &mut |_| {});
+        assert!(
+            matches!(out.score.map(|s| s.kind), Some(ScoreKind::Cp(cp)) if cp < -500)
+                || matches!(out.score.map(|s| s.kind), Some(ScoreKind::Mate(m)) if m < 0),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn fifty_move_rule_draws() {
+        // A queen up, but the fifty-move rule ends the game at the next move
+        // unless it mates now (it cannot).
+        let (out, _) = run("7k/8/8/8/8/8/2K5/2Q5 w - - 99 120", &depth(4));
+        assert_eq!(out.score.map(|s| s.kind), Some(ScoreKind::Cp(0)));
+    }
+
+    /// Every best and ponder move is legal, over positions from a fixed
+    /// pseudo-random playout, with small and tiny limits.
+    #[test]
+    fn best_moves_are_legal() {
+        let mut engine = Engine::new(2);
+        let stop = AtomicBool::new(false);
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut checked = 0;
+        for start in BENCH_FENS {
+            let mut p = pos(start);
+            let mut history = Vec::new();
+            for ply in 0..24 {
+                let moves = p.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let limits = Limits {
+                    nodes: Some(if ply % 3 == 0 { 3 } else { 400 }),
+                    ..Limits::default()
+                };
+                let out = engine.search(&p, &history, &limits, &stop, &mut |_| {});
+                assert!(
+                    legal(&p, out.best),
+                    "{}",
+                    Fen::from_position(&p, shakmaty::EnPassantMode::Legal)
+                );
+                if let (Some(b), Some(q)) = (out.best, out.ponder) {
+                    let mut after = p.clone();
+                    after.play_unchecked(b);
+                    assert!(after.is_legal(q));
+                }
+                checked += 1;
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                history.push(search::hash_of(&p));
+                p.play_unchecked(moves[(seed % moves.len() as u64) as usize]);
+            }
+        }
+        assert!(checked > 100);
+    }
+
+    /// The first ten of Win at Chess, half a second each; prints the hits.
+    #[test]
+    #[ignore = "slow in debug: run in release with --ignored --nocapture"]
+    fn win_at_chess() {
+        let suite = [
+            (
+                "2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1",
+                &["g3g6"][..],
+            ),
+            (
+                "8/7p/5k2/5p2/p1p2P2/Pr1pPK2/1P1R3P/8 b - - 0 1",
+                &["b3b2", "b3b7"],
+            ),
+            (
+                "5rk1/1ppb3p/p1pb4/6q1/3P1p1r/2P1R2P/PP1BQ1P1/5RKN w - - 0 1",
+                &["e3g3"],
+            ),
+            (
+                "r1bq2rk/pp3pbp/2p1p1pQ/7P/3P4/2PB1N2/PP3PPR/2KR4 w - - 0 1",
+                &["h6h7"],
+            ),
+            (
+                "5k2/6pp/p1qN4/1p1p4/3P4/2PKP2Q/PP3r2/3R4 b - - 0 1",
+                &["c6c4"],
+            ),
+            ("7k/p7/1R5K/6r1/6p1/6P1/8/8 w - - 0 1", &["b6b7"]),
+            (
+                "rnbqkb1r/pppp1ppp/8/4P3/6n1/7P/PPPNPPP1/R1BQKBNR b KQkq - 0 1",
+                &["g4e3"],
+            ),
+            (
+                "r4q1k/p2bR1rp/2p2Q1N/5p2/5p2/2P5/PP3PPP/R5K1 w - - 0 1",
+                &["e7f7"],
+            ),
+            (
+                "3q1rk1/p4pp1/2pb3p/3p4/6Pr/1PNQ4/P1PB1PP1/4RRK1 b - - 0 1",
+                &["d6h2"],
+            ),
+            (
+                "2br2k1/2q3rn/p2NppQ1/2p1P3/Pp5R/4P3/1P3PPP/3R2K1 w - - 0 1",
+                &["h4h7"],
+            ),
+        ];
+        let limits = Limits {
+            movetime: Some(Duration::from_millis(500)),
+            ..Limits::default()
+        };
+        let mut hits = 0;
+        for (fen, best) in suite {
+            let (out, _) = run(fen, &limits);
+            let played = out.best.map(uci).unwrap_or_default();
+            let hit = best.contains(&played.as_str());
+            hits += usize::from(hit);
+            println!(
+                "{fen}: {played} ({best:?}) depth {} {:?}",
+                out.depth, out.score
+            );
+        }
+        println!("{hits}/10");
+    }
+
+    #[test]
+    #[ignore = "benchmark: run in release with --ignored --nocapture"]
+    fn bench_print() {
+        for d in [8, 10, 11] {
+            let (nodes, time) = bench(d);
+            println!(
+                "depth {d}: {nodes} nodes in {time:?}: {} nps",
+                (nodes as f64 / time.as_secs_f64()) as u64
+            );
+        }
+        let stop = AtomicBool::new(false);
+        let limits = Limits {
+            movetime: Some(Duration::from_secs(1)),
+            ..Limits::default()
+        };
+        let mut last = None;
+        let out = Engine::new(16).search(&Chess::default(), &[], &limits, &stop, &mut |p| {
+            last = Some(p.clone());
+        });
+        println!(
+            "1 s from the start: depth {} nodes {} {last:?}",
+            out.depth, out.nodes
+        );
     }
 }

@@ -1,0 +1,1035 @@
+//! The search: iterative deepening over a principal-variation alpha-beta
+//! (negamax) with aspiration windows, a quiescence search over captures and
+//! promotions, and the usual pruning (null move, reverse futility, futility,
+//! late-move pruning and reductions).
+//!
+//! Positions are copy-make (`Chess::clone` + `play_unchecked`); the hash of
+//! each node is shakmaty's `Zobrist64` with `EnPassantMode::Legal`, updated
+//! incrementally where shakmaty can, so it matches the game's `history`.
+
+use std::{
+    sync::{
+        OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use shakmaty::{
+    Bitboard, Chess, Color, EnPassantMode, Move, MoveList, Position, Role,
+    attacks::{self, pawn_attacks},
+    zobrist::{Zobrist64, ZobristValue},
+};
+
+use super::{
+    eval::{evaluate, see_value},
+    tt::{TranspositionTable, TtBound},
+};
+
+/// Deepest ply the search reaches (extensions included).
+pub const MAX_PLY: usize = 128;
+/// Deepest iteration.
+pub const MAX_DEPTH: u32 = 100;
+/// Mate at the root; mated in `n` plies scores `-(MATE - n)`.
+pub const MATE: i32 = 32_000;
+/// Scores beyond this are mates.
+pub const MATE_BOUND: i32 = MATE - 2 * MAX_PLY as i32;
+const INF: i32 = 32_500;
+
+/// Stop and clock checks happen every this many nodes (a power of two).
+const POLL_INTERVAL: u64 = 256;
+
+/// History scores stay within ±this.
+const HISTORY_MAX: i32 = 16_384;
+
+/// Late-move reductions by depth and move number.
+fn lmr_table() -> &'static [[u8; 64]; 64] {
+    static TABLE: OnceLock<[[u8; 64]; 64]> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = [[0u8; 64]; 64];
+        for (d, row) in t.iter_mut().enumerate().skip(1) {
+            for (m, r) in row.iter_mut().enumerate().skip(1) {
+                let v = 0.75 + (d as f64).ln() * (m as f64).ln() / 2.25;
+                *r = v.clamp(0.0, 63.0) as u8;
+            }
+        }
+        t
+    })
+}
+
+/// The hash of `pos` as the game history records it.
+pub fn hash_of(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+/// The hash after `m`, incrementally when shakmaty can.
+fn hash_after(pos: &Chess, hash: u64, m: Move, child: &Chess) -> u64 {
+    match pos.update_zobrist_hash::<Zobrist64>(Zobrist64(hash), m, EnPassantMode::Legal) {
+        Some(h) => h.0,
+        None => hash_of(child),
+    }
+}
+
+/// Converts a search score to UCI terms: `Ok(cp)` or `Err(mate in moves)`.
+pub fn uci_score(score: i32) -> Result<i32, i32> {
+    if score >= MATE_BOUND {
+        let plies = MATE - score;
+        Err((plies + 1) / 2)
+    } else if score <= -MATE_BOUND {
+        let plies = MATE + score;
+        Err(-(plies / 2))
+    } else {
+        Ok(score)
+    }
+}
+
+fn score_to_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score + ply as i32
+    } else if score <= -MATE_BOUND {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+fn score_from_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score - ply as i32
+    } else if score <= -MATE_BOUND {
+        score + ply as i32
+    } else {
+        score
+    }
+}
+
+/// Move-ordering history, kept between searches and aged at each.
+pub struct History {
+    quiet: Box<[[[i32; 64]; 64]; 2]>,
+}
+
+impl History {
+    pub fn new() -> History {
+        History {
+            quiet: Box::new([[[0; 64]; 64]; 2]),
+        }
+    }
+
+    pub fn clear(&mut self) {
+        *self.quiet = [[[0; 64]; 64]; 2];
+    }
+
+    pub fn age(&mut self) {
+        for v in self.quiet.iter_mut().flatten().flatten() {
+            *v /= 2;
+        }
+    }
+
+    fn get(&self, color: Color, m: Move) -> i32 {
+        let Some(from) = m.from() else { return 0 };
+        self.quiet[color as usize][from.to_usize()][m.to().to_usize()]
+    }
+
+    fn update(&mut self, color: Color, m: Move, bonus: i32) {
+        let Some(from) = m.from() else { return };
+        let v = &mut self.quiet[color as usize][from.to_usize()][m.to().to_usize()];
+        // Gravity: bounded, recent results weigh more.
+        *v += bonus - *v * bonus.abs() / HISTORY_MAX;
+    }
+}
+
+impl Default for History {
+    fn default() -> History {
+        History::new()
+    }
+}
+
+/// When to stop.
+pub struct Budget {
+    /// Abort the iteration in flight at this instant.
+    pub hard: Option<Instant>,
+    /// Start no new iteration after this instant.
+    pub soft: Option<Instant>,
+    pub nodes: Option<u64>,
+    pub depth: u32,
+}
+
+/// The best root move found so far, with its line.
+#[derive(Clone)]
+pub struct RootBest {
+    pub pv: Vec<Move>,
+}
+
+/// One search in progress.
+pub struct Search<'a> {
+    tt: &'a mut TranspositionTable,
+    history: &'a mut History,
+    stop: &'a AtomicBool,
+    budget: Budget,
+    pub nodes: u64,
+    pub seldepth: usize,
+    pub stopped: bool,
+    /// Hashes of the game before the root, the root, then the search path.
+    hashes: Vec<u64>,
+    root_index: usize,
+    /// Repetition scans do not look below this index (set by null moves).
+    rep_floor: usize,
+    killers: [[Option<Move>; 2]; MAX_PLY + 2],
+    pv: Vec<Vec<Move>>,
+    /// The best root move of the iteration in flight.
+    pub root_best: Option<RootBest>,
+}
+
+impl<'a> Search<'a> {
+    pub fn new(
+        tt: &'a mut TranspositionTable,
+        history: &'a mut History,
+        stop: &'a AtomicBool,
+        budget: Budget,
+        game: &[u64],
+        root_hash: u64,
+    ) -> Search<'a> {
+        let mut hashes = Vec::with_capacity(game.len() + MAX_PLY + 2);
+        hashes.extend_from_slice(game);
+        hashes.push(root_hash);
+        Search {
+            tt,
+            history,
+            stop,
+            budget,
+            nodes: 0,
+            seldepth: 0,
+            stopped: false,
+            root_index: game.len(),
+            rep_floor: 0,
+            hashes,
+            killers: [[None; 2]; MAX_PLY + 2],
+            pv: (0..MAX_PLY + 2)
+                .map(|_| Vec::with_capacity(MAX_PLY))
+                .collect(),
+            root_best: None,
+        }
+    }
+
+    pub fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
+    /// Checks the stop flag, the clock and the node limit.
+    #[inline]
+    fn poll(&mut self) -> bool {
+        if self.stopped {
+            return true;
+        }
+        if let Some(n) = self.budget.nodes
+            && self.nodes >= n
+        {
+            self.stopped = true;
+        } else if self.nodes.is_multiple_of(POLL_INTERVAL) {
+            if self.stop.load(Ordering::Relaxed) {
+                self.stopped = true;
+            } else if let Some(hard) = self.budget.hard
+                && Instant::now() >= hard
+            {
+                self.stopped = true;
+            }
+        }
+        self.stopped
+    }
+
+    /// Is the node on top of the hash stack a draw by repetition? Inside the
+    /// search a twofold repetition counts; against the game before the root
+    /// a threefold one.
+    fn is_repetition(&self, halfmoves: u32) -> bool {
+        let cur = self.hashes.len() - 1;
+        let hash = self.hashes[cur];
+        let lowest = cur.saturating_sub(halfmoves as usize).max(self.rep_floor);
+        let mut seen_before_root = false;
+        let mut i = cur;
+        while i >= lowest + 2 {
+            i -= 2;
+            if self.hashes[i] == hash {
+                if i > self.root_index || seen_before_root {
+                    return true;
+                }
+                seen_before_root = true;
+            }
+        }
+        false
+    }
+
+    fn update_pv(&mut self, ply: usize, m: Move) {
+        let (head, tail) = self.pv.split_at_mut(ply + 1);
+        let line = &mut head[ply];
+        line.clear();
+        line.push(m);
+        if let Some(child) = tail.first() {
+            line.extend_from_slice(child);
+        }
+    }
+
+    /// The principal variation of the last completed root search.
+    pub fn root_pv(&self) -> Vec<Move> {
+        self.pv.first().cloned().unwrap_or_default()
+    }
+
+    /// The hash move for the root, if the table knows one.
+    pub fn root_tt_move(&self) -> Option<Move> {
+        self.hashes
+            .get(self.root_index)
+            .and_then(|h| self.tt.probe(*h))
+            .and_then(|e| e.mv)
+    }
+
+    /// One iteration at `depth` with the aspiration window around `prev`.
+    /// `None` when stopped.
+    pub fn iterate(&mut self, root: &Chess, depth: u32, prev: Option<i32>) -> Option<i32> {
+        let root_hash = self.hashes[self.root_index];
+        let in_check = root.is_check();
+        let depth = depth as i32;
+        let mut delta = 25;
+        let (mut alpha, mut beta) = match prev {
+            Some(p) if depth >= 5 && p.abs() < MATE_BOUND => (p - delta, p + delta),
+            _ => (-INF, INF),
+        };
+        loop {
+            let score = self.negamax(root, root_hash, in_check, depth, alpha, beta, 0, true);
+            if self.stopped {
+                return None;
+            }
+            if score <= alpha && alpha > -INF {
+                beta = (alpha + beta) / 2;
+                alpha = (score - delta).max(-INF);
+            } else if score >= beta && beta < INF {
+                beta = (score + delta).min(INF);
+            } else {
+                return Some(score);
+            }
+            delta *= 2;
+            if delta > 1000 {
+                alpha = -INF;
+                beta = INF;
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn negamax(
+        &mut self,
+        pos: &Chess,
+        hash: u64,
+        in_check: bool,
+        mut depth: i32,
+        mut alpha: i32,
+        mut beta: i32,
+        ply: usize,
+        allow_null: bool,
+    ) -> i32 {
+        let pv_node = beta - alpha > 1;
+        if let Some(line) = self.pv.get_mut(ply) {
+            line.clear();
+        }
+
+        if ply > 0 {
+            let halfmoves = pos.halfmoves();
+            if self.is_repetition(halfmoves) || insufficient_material(pos) {
+                return 0;
+            }
+            if halfmoves >= 100 && !(in_check && pos.legal_moves().is_empty()) {
+                return 0;
+            }
+            // Mate-distance pruning.
+            alpha = alpha.max(-MATE + ply as i32);
+            beta = beta.min(MATE - ply as i32 - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+            if ply >= MAX_PLY - 1 {
+                return evaluate(pos);
+            }
+        }
+
+        if in_check {
+            depth += 1;
+        }
+        if depth <= 0 {
+            return self.qsearch(pos, alpha, beta, ply);
+        }
+
+        self.nodes += 1;
+        if self.poll() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+
+        let entry = self.tt.probe(hash);
+        let tt_move = entry.and_then(|e| e.mv);
+        if let Some(e) = entry
+            && ply > 0
+            && !pv_node
+            && e.depth >= depth
+        {
+            let s = score_from_tt(e.score, ply);
+            match e.bound {
+                TtBound::Exact => return s,
+                TtBound::Lower if s >= beta => return s,
+                TtBound::Upper if s <= alpha => return s,
+                _ => {}
+            }
+        }
+
+        let static_eval = if in_check { -INF } else { evaluate(pos) };
+        let mate_window = beta.abs() >= MATE_BOUND || alpha.abs() >= MATE_BOUND;
+
+        // Reverse futility: far above beta at low depth, assume a cut.
+        if !pv_node && !in_check && !mate_window && depth <= 6 && static_eval - 80 * depth >= beta {
+            return static_eval;
+        }
+
+        // Null move: if passing still beats beta, a real move will too. Not
+        // in pawn endings, where zugzwang is the rule.
+        if !pv_node
+            && !in_check
+            && allow_null
+            && !mate_window
+            && depth >= 3
+            && static_eval >= beta
+            && has_pieces(pos)
+            && let Ok(null) = pos.clone().swap_turn()
+        {
+            let r = 3 + depth / 6 + ((static_eval - beta) / 200).min(2);
+            let null_hash = if pos.maybe_ep_square().is_some() {
+                hash_of(&null)
+            } else {
+                hash ^ Zobrist64::zobrist_for_white_turn().0
+            };
+            self.hashes.push(null_hash);
+            let floor = std::mem::replace(&mut self.rep_floor, self.hashes.len() - 1);
+            let score = -self.negamax(
+                &null,
+                null_hash,
+                false,
+                depth - 1 - r,
+                -beta,
+                -beta + 1,
+                ply + 1,
+                false,
+            );
+            self.rep_floor = floor;
+            self.hashes.pop();
+            if self.stopped {
+                return 0;
+            }
+            if score >= beta {
+                return if score >= MATE_BOUND { beta } else { score };
+            }
+        }
+
+        // Internal iterative reduction: no hash move, probably not worth the
+        // full depth yet.
+        if ply > 0 && tt_move.is_none() && depth >= 4 {
+            depth -= 1;
+        }
+
+        let mut moves = pos.legal_moves();
+        if moves.is_empty() {
+            return if in_check { -MATE + ply as i32 } else { 0 };
+        }
+        let us = pos.turn();
+        let mut scores = [0i32; 256];
+        let killers = self.killers[ply];
+        for (m, s) in moves.iter().zip(scores.iter_mut()) {
+            *s = if Some(*m) == tt_move {
+                10_000_000
+            } else if m.is_capture() || m.is_promotion() {
+                capture_order(pos, *m)
+            } else if Some(*m) == killers[0] {
+                900_000
+            } else if Some(*m) == killers[1] {
+                800_000
+            } else {
+                self.history.get(us, *m)
+            };
+        }
+
+        let futility = !pv_node
+            && !in_check
+            && !mate_window
+            && depth <= 3
+            && static_eval + 120 * depth <= alpha;
+        let lmr = lmr_table();
+        let original_alpha = alpha;
+        let mut best_score = -INF;
+        let mut best_move = None;
+        let mut searched = 0usize;
+        // Quiet moves searched without a cut-off (the first 64), for the
+        // history malus; a fixed array keeps the frame small.
+        let mut quiets_tried = [moves[0]; 64];
+        let mut quiet_count = 0usize;
+
+        for i in 0..moves.len() {
+            pick_best(&mut moves, &mut scores, i);
+            let m = moves[i];
+            let quiet = !m.is_capture() && !m.is_promotion();
+            // Quiet, and not a pawn run to the 6th/7th rank either: safe to
+            // prune or reduce.
+            let calm = quiet && !advanced_pawn_push(m, us);
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            let gives_check = child.is_check();
+
+            if ply > 0 && calm && !gives_check && searched > 0 && best_score > -MATE_BOUND {
+                if futility {
+                    continue;
+                }
+                // Late-move pruning: quiet moves late in the list at low depth.
+                if !pv_node && !in_check && depth <= 3 && quiet_count >= 4 + 4 * depth as usize {
+                    continue;
+                }
+            }
+
+            let child_hash = hash_after(pos, hash, m, &child);
+            self.hashes.push(child_hash);
+            let new_depth = depth - 1;
+            let score = if searched == 0 {
+                -self.negamax(
+                    &child,
+                    child_hash,
+                    gives_check,
+                    new_depth,
+                    -beta,
+                    -alpha,
+                    ply + 1,
+                    true,
+                )
+            } else {
+                let mut r = 0;
+                if depth >= 3 && calm && !in_check && !gives_check && searched >= 3 {
+                    r = i32::from(lmr[(depth as usize).min(63)][searched.min(63)]);
+                    if pv_node {
+                        r -= 1;
+                    }
+                    if Some(m) == killers[0] || Some(m) == killers[1] {
+                        r -= 1;
+                    }
+                    r = r.clamp(0, new_depth - 1);
+                }
+                let mut s = -self.negamax(
+                    &child,
+                    child_hash,
+                    gives_check,
+                    new_depth - r,
+                    -alpha - 1,
+                    -alpha,
+                    ply + 1,
+                    true,
+                );
+                if s > alpha && r > 0 && !self.stopped {
+                    s = -self.negamax(
+                        &child,
+                        child_hash,
+                        gives_check,
+                        new_depth,
+                        -alpha - 1,
+                        -alpha,
+                        ply + 1,
+                        true,
+                    );
+                }
+                if s > alpha && s < beta && !self.stopped {
+                    s = -self.negamax(
+                        &child,
+                        child_hash,
+                        gives_check,
+                        new_depth,
+                        -beta,
+                        -alpha,
+                        ply + 1,
+                        true,
+                    );
+                }
+                s
+            };
+            self.hashes.pop();
+            if self.stopped {
+                return 0;
+            }
+            searched += 1;
+
+            if score > best_score {
+                best_score = score;
+                if score > alpha {
+                    best_move = Some(m);
+                    alpha = score;
+                    self.update_pv(ply, m);
+                    if ply == 0 {
+                        self.root_best = Some(RootBest {
+                            pv: self.pv[0].clone(),
+                        });
+                    }
+                    if score >= beta {
+                        if quiet {
+                            self.reward_quiet(
+                                us,
+                                m,
+                                ply,
+                                depth,
+                                &quiets_tried[..quiet_count.min(64)],
+                            );
+                        }
+                        break;
+                    }
+                }
+            }
+            if quiet {
+                if let Some(slot) = quiets_tried.get_mut(quiet_count) {
+                    *slot = m;
+                }
+                quiet_count += 1;
+            }
+        }
+
+        let bound = if best_score >= beta {
+            TtBound::Lower
+        } else if alpha > original_alpha {
+            TtBound::Exact
+        } else {
+            TtBound::Upper
+        };
+        self.tt.store(
+            hash,
+            best_move.or(tt_move),
+            depth,
+            score_to_tt(best_score, ply),
+            bound,
+        );
+        best_score
+    }
+
+    fn reward_quiet(&mut self, us: Color, m: Move, ply: usize, depth: i32, tried: &[Move]) {
+        let killers = &mut self.killers[ply];
+        if killers[0] != Some(m) {
+            killers[1] = killers[0];
+            killers[0] = Some(m);
+        }
+        let bonus = (depth * depth).min(400) * 16;
+        self.history.update(us, m, bonus);
+        for q in tried {
+            self.history.update(us, *q, -bonus);
+        }
+    }
+
+    fn qsearch(&mut self, pos: &Chess, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        self.nodes += 1;
+        if self.poll() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        if ply >= MAX_PLY - 1 {
+            return evaluate(pos);
+        }
+
+        let checkers = pos.checkers();
+        if checkers.any() {
+            // Every evasion, no stand-pat.
+            let mut moves = pos.legal_moves();
+            if moves.is_empty() {
+                return -MATE + ply as i32;
+            }
+            let mut scores = [0i32; 256];
+            for (m, s) in moves.iter().zip(scores.iter_mut()) {
+                *s = if m.is_capture() || m.is_promotion() {
+                    capture_order(pos, *m)
+                } else {
+                    0
+                };
+            }
+            let mut best = -INF;
+            for i in 0..moves.len() {
+                pick_best(&mut moves, &mut scores, i);
+                let mut child = pos.clone();
+                child.play_unchecked(moves[i]);
+                let score = -self.qsearch(&child, -beta, -alpha, ply + 1);
+                if self.stopped {
+                    return 0;
+                }
+                if score > best {
+                    best = score;
+                    if score > alpha {
+                        alpha = score;
+                        if score >= beta {
+                            break;
+                        }
+                    }
+                }
+            }
+            return best;
+        }
+
+        let stand_pat = evaluate(pos);
+        if stand_pat >= beta {
+            return stand_pat;
+        }
+        alpha = alpha.max(stand_pat);
+
+        let mut moves = MoveList::new();
+        let mut scores = [0i32; 256];
+        generate_captures(pos, &mut moves);
+        for (m, s) in moves.iter().zip(scores.iter_mut()) {
+            *s = capture_order(pos, *m);
+        }
+        let mut best = stand_pat;
+        let us = pos.turn();
+        let king = pos.board().king_of(us);
+        for i in 0..moves.len() {
+            pick_best(&mut moves, &mut scores, i);
+            let m = moves[i];
+            let gain = m.capture().map_or(0, see_value)
+                + m.promotion()
+                    .map_or(0, |p| see_value(p) - see_value(Role::Pawn));
+            // Delta pruning: even winning the piece cannot reach alpha.
+            if stand_pat + gain + 200 <= alpha {
+                continue;
+            }
+            if scores[i] < 0 {
+                // Losing captures (SEE < 0) are ordered last: done.
+                break;
+            }
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            // Pseudo-legal generation: reject moves that leave our king attacked.
+            let our_king = if m.role() == Role::King {
+                Some(m.to())
+            } else {
+                king
+            };
+            if let Some(k) = our_king
+                && child
+                    .board()
+                    .attacks_to(k, !us, child.board().occupied())
+                    .any()
+            {
+                continue;
+            }
+            let score = -self.qsearch(&child, -beta, -alpha, ply + 1);
+            if self.stopped {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    alpha = score;
+                    if score >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+/// A pawn move to the 6th or 7th rank (promotions are not quiet anyway).
+fn advanced_pawn_push(m: Move, us: Color) -> bool {
+    m.role() == Role::Pawn
+        && match us {
+            Color::White => m.to().rank() >= shakmaty::Rank::Sixth,
+            Color::Black => m.to().rank() <= shakmaty::Rank::Third,
+        }
+}
+
+/// Moves the best-scored move of `moves[from..]` to `from`.
+fn pick_best(moves: &mut MoveList, scores: &mut [i32; 256], from: usize) {
+    let mut best = from;
+    for j in from + 1..moves.len() {
+        if scores[j] > scores[best] {
+            best = j;
+        }
+    }
+    if best != from {
+        moves.swap(from, best);
+        scores.swap(from, best);
+    }
+}
+
+/// Ordering score of a capture or promotion: MVV-LVA above the quiet moves
+/// when it does not lose material, below them when it does.
+fn capture_order(pos: &Chess, m: Move) -> i32 {
+    let victim = m.capture().map_or(0, see_value);
+    let attacker = see_value(m.role());
+    let promo = m.promotion().map_or(0, see_value);
+    if m.is_promotion() && m.promotion() != Some(Role::Queen) {
+        return -1_000_000 + promo;
+    }
+    let mvv_lva = victim * 16 + promo - attacker / 16;
+    if attacker > victim && !m.is_promotion() && see(pos, m) < 0 {
+        -500_000 + mvv_lva
+    } else {
+        1_000_000 + mvv_lva
+    }
+}
+
+/// Static exchange evaluation of a capture on `m.to()`: the material balance
+/// after both sides recapture with their least valuable attackers.
+pub fn see(pos: &Chess, m: Move) -> i32 {
+    let board = pos.board();
+    let Some(from) = m.from() else { return 0 };
+    let to = m.to();
+    let mut occupied = board.occupied() ^ Bitboard::from_square(from);
+    if m.is_en_passant() {
+        occupied ^= Bitboard::from_square(shakmaty::Square::from_coords(to.file(), from.rank()));
+    }
+    let mut gain = [0i32; 32];
+    gain[0] = m.capture().map_or(0, see_value);
+    let mut on_square = see_value(m.promotion().unwrap_or(m.role()));
+    let mut side = !pos.turn();
+    let mut d = 0;
+    loop {
+        let attackers = board.attacks_to(to, side, occupied) & occupied;
+        // The least valuable attacker.
+        let Some((sq, role)) = [
+            Role::Pawn,
+            Role::Knight,
+            Role::Bishop,
+            Role::Rook,
+            Role::Queen,
+            Role::King,
+        ]
+        .into_iter()
+        .find_map(|r| (attackers & board.by_role(r)).first().map(|sq| (sq, r))) else {
+            break;
+        };
+        d += 1;
+        if d >= gain.len() {
+            break;
+        }
+        gain[d] = on_square - gain[d - 1];
+        // Pruning: neither side can improve by continuing.
+        if (-gain[d - 1]).max(gain[d]) < 0 {
+            break;
+        }
+        if role == Role::King
+            && (board.attacks_to(to, !side, occupied ^ Bitboard::from_square(sq)) & occupied).any()
+        {
+            // The king cannot capture into a defended square.
+            d -= 1;
+            break;
+        }
+        on_square = see_value(role);
+        occupied ^= Bitboard::from_square(sq);
+        side = !side;
+    }
+    while d > 0 {
+        gain[d - 1] = -(-gain[d - 1]).max(gain[d]);
+        d -= 1;
+    }
+    gain[0]
+}
+
+/// Captures and queen promotions, pseudo-legal (the king may be left in
+/// check; the caller filters). En passant is left to the main search.
+fn generate_captures(pos: &Chess, moves: &mut MoveList) {
+    let board = pos.board();
+    let us = pos.turn();
+    let ours = board.by_color(us);
+    let theirs = board.by_color(!us);
+    let occupied = board.occupied();
+    let promotion_rank = match us {
+        Color::White => Bitboard::from_rank(shakmaty::Rank::Eighth),
+        Color::Black => Bitboard::from_rank(shakmaty::Rank::First),
+    };
+    for from in ours {
+        let Some(role) = board.role_at(from) else {
+            continue;
+        };
+        if role == Role::Pawn {
+            for to in pawn_attacks(us, from) & theirs {
+                let promotion = promotion_rank.contains(to).then_some(Role::Queen);
+                let _ = moves.try_push(Move::Normal {
+                    role,
+                    from,
+                    capture: board.role_at(to),
+                    to,
+                    promotion,
+                });
+            }
+            let push = match us {
+                Color::White => from.offset(8),
+                Color::Black => from.offset(-8),
+            };
+            if let Some(to) = push
+                && promotion_rank.contains(to)
+                && !occupied.contains(to)
+            {
+                let _ = moves.try_push(Move::Normal {
+                    role,
+                    from,
+                    capture: None,
+                    to,
+                    promotion: Some(Role::Queen),
+                });
+            }
+            continue;
+        }
+        let targets = attacks::attacks(from, role.of(us), occupied) & theirs;
+        for to in targets {
+            let _ = moves.try_push(Move::Normal {
+                role,
+                from,
+                capture: board.role_at(to),
+                to,
+                promotion: None,
+            });
+        }
+    }
+}
+
+/// Does the side to move have a piece besides pawns and king?
+fn has_pieces(pos: &Chess) -> bool {
+    let board = pos.board();
+    (board.by_color(pos.turn()) & !board.pawns() & !board.kings()).any()
+}
+
+fn insufficient_material(pos: &Chess) -> bool {
+    let board = pos.board();
+    (board.pawns() | board.rooks_and_queens()).is_empty() && pos.is_insufficient_material()
+}
+
+/// Total time to spend on a move with `clock`: a share of the remaining time
+/// plus most of the increment, never more than half of what is left, minus
+/// a safety margin.
+pub fn clock_budget(time: Duration, inc: Duration, movestogo: Option<u32>) -> Duration {
+    let moves = movestogo.map_or(30, |m| m.clamp(1, 30));
+    let share = time / moves + inc * 3 / 4;
+    share
+        .min(time / 2)
+        .saturating_sub(Duration::from_millis(10))
+        .max(Duration::from_millis(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{CastlingMode, Square, fen::Fen, uci::UciMove};
+
+    use super::*;
+
+    fn pos(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
+    fn mv(p: &Chess, uci: &str) -> Move {
+        uci.parse::<UciMove>().unwrap().to_move(p).unwrap()
+    }
+
+    #[test]
+    fn uci_mate_counts_moves() {
+        assert_eq!(uci_score(MATE - 1), Err(1));
+        assert_eq!(uci_score(MATE - 3), Err(2));
+        assert_eq!(uci_score(-(MATE - 2)), Err(-1));
+        assert_eq!(uci_score(-(MATE - 4)), Err(-2));
+        assert_eq!(uci_score(-MATE), Err(0));
+        assert_eq!(uci_score(35), Ok(35));
+    }
+
+    #[test]
+    fn tt_mate_scores_are_ply_relative() {
+        let s = MATE - 5;
+        assert_eq!(score_from_tt(score_to_tt(s, 3), 3), s);
+        assert_eq!(score_to_tt(s, 3), MATE - 2);
+        assert_eq!(score_from_tt(score_to_tt(-s, 7), 7), -s);
+    }
+
+    #[test]
+    fn incremental_hash_matches_full() {
+        let mut p = pos("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+        let mut h = hash_of(&p);
+        // A few plies through every kind of move the position has.
+        for _ in 0..6 {
+            for m in p.legal_moves() {
+                let mut c = p.clone();
+                c.play_unchecked(m);
+                assert_eq!(hash_after(&p, h, m, &c), hash_of(&c), "{m:?}");
+            }
+            let m = p.legal_moves()[3];
+            let mut c = p.clone();
+            c.play_unchecked(m);
+            h = hash_after(&p, h, m, &c);
+            p = c;
+        }
+    }
+
+    #[test]
+    fn see_values_exchanges() {
+        // Pawn takes a defended knight: wins knight for pawn.
+        let p = pos("4k3/8/2n1p3/3P4/8/8/8/4K3 w - - 0 1");
+        assert_eq!(see(&p, mv(&p, "d5c6")), 320);
+        // Queen takes a pawn defended by a pawn: loses the queen for a pawn.
+        let p = pos("4k3/3p4/4p3/8/8/8/4Q3/4K3 w - - 0 1");
+        assert_eq!(see(&p, mv(&p, "e2e6")), 100 - 950);
+        // Rook takes an undefended rook.
+        let p = pos("4k3/8/8/3r4/8/8/3R4/4K3 w - - 0 1");
+        assert_eq!(see(&p, mv(&p, "d2d5")), 500);
+        // Rook x rook, rook x rook, rook x rook along a file (x-rays).
+        let p = pos("3rk3/3r4/8/8/8/8/3R4/3RK3 w - - 0 1");
+        assert_eq!(see(&p, mv(&p, "d2d7")), 0);
+    }
+
+    #[test]
+    fn capture_generation_matches_legal_captures() {
+        for fen in [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+            "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+        ] {
+            let p = pos(fen);
+            let mut generated = MoveList::new();
+            generate_captures(&p, &mut generated);
+            let king = p.board().king_of(p.turn());
+            let legal_gen: Vec<Move> = generated
+                .into_iter()
+                .filter(|m| {
+                    let mut c = p.clone();
+                    c.play_unchecked(*m);
+                    let k = if m.role() == Role::King {
+                        Some(m.to())
+                    } else {
+                        king
+                    };
+                    !k.is_some_and(|k| {
+                        c.board()
+                            .attacks_to(k, !p.turn(), c.board().occupied())
+                            .any()
+                    })
+                })
+                .collect();
+            let expected: Vec<Move> = p
+                .legal_moves()
+                .into_iter()
+                .filter(|m| {
+                    (m.is_capture()
+                        && !m.is_en_passant()
+                        && m.promotion().is_none_or(|r| r == Role::Queen))
+                        || m.promotion() == Some(Role::Queen)
+                })
+                .collect();
+            assert_eq!(legal_gen.len(), expected.len(), "{fen}");
+            for m in &expected {
+                assert!(legal_gen.contains(m), "{fen}: {m:?}");
+            }
+        }
+        let _ = Square::A1;
+    }
+
+    #[test]
+    fn clock_budget_shares_and_caps() {
+        let ms = Duration::from_millis;
+        assert_eq!(clock_budget(ms(30_000), ms(0), None), ms(990));
+        assert_eq!(clock_budget(ms(1000), ms(1000), None), ms(490));
+        assert_eq!(clock_budget(ms(5), ms(0), None), ms(1));
+        assert_eq!(clock_budget(ms(10_000), ms(0), Some(1)), ms(4990));
+    }
+}

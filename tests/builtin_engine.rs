@@ -1,0 +1,186 @@
+//! `mpcmc engine`: the built-in engine alone must behave as a UCI engine the
+//! way the meta-engine does.
+
+mod common;
+
+use std::{
+    thread,
+    time::{Duration, Instant},
+};
+
+use common::{Engine, assert_legal, position};
+use shakmaty::{Chess, Color, Position};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+#[test]
+fn handshake_options_and_bad_input() {
+    let mut e = Engine::builtin(&[]);
+    let lines = e.handshake();
+    assert!(
+        lines.iter().any(|l| l.starts_with("id name mpcmc-builtin")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("option name Hash type spin"))
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("Evaluator")),
+        "no meta options: {lines:?}"
+    );
+    e.send("setoption name hash value 32");
+    e.send("setoption name Evaluator value stockfish");
+    e.send("xboard");
+    e.send("position fen this is not a fen");
+    e.send("position startpos moves e2e4 e2e4");
+    e.send("go depth x");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&position(None, &["e2e4"]), &mv);
+    let strings: Vec<_> = lines
+        .iter()
+        .filter(|l| l.starts_with("info string"))
+        .collect();
+    assert!(
+        strings.iter().any(|l| l.contains("Evaluator")),
+        "{strings:?}"
+    );
+    assert!(
+        strings.iter().any(|l| l.contains("not a fen")),
+        "{strings:?}"
+    );
+    assert!(strings.iter().any(|l| l.contains("e2e4")), "{strings:?}");
+    assert!(strings.iter().any(|l| l.contains("'x'")), "{strings:?}");
+    assert!(e.quit().success());
+}
+
+#[test]
+fn infinite_stop_and_isready_mid_search() {
+    let mut e = Engine::builtin(&[]);
+    e.handshake();
+    e.send("position startpos");
+    e.send("go infinite");
+    e.silent("bestmove", Duration::from_millis(700));
+    let asked = Instant::now();
+    e.send("isready");
+    e.until("readyok", SECOND);
+    assert!(asked.elapsed() < Duration::from_millis(200));
+    let stopped = Instant::now();
+    e.send("stop");
+    let (mv, _) = e.bestmove(2 * SECOND);
+    assert!(
+        stopped.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        stopped.elapsed()
+    );
+    assert_legal(&Chess::default(), &mv);
+    // The last info line is the move played.
+    let info = e
+        .transcript
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("info lines during the search");
+    assert!(info.contains(&format!(" pv {mv}")), "{info} vs {mv}");
+    e.send("stop");
+    e.send("isready");
+    let lines = e.until("readyok", SECOND);
+    assert!(
+        !lines.iter().any(|l| l.starts_with("bestmove")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+}
+
+#[test]
+fn every_go_limit_and_finished_roots() {
+    let mut e = Engine::builtin(&[]);
+    e.handshake();
+    e.send("position startpos moves d2d4");
+    for go in [
+        "go depth 4",
+        "go nodes 20000",
+        "go movetime 300",
+        "go mate 2",
+        "go wtime 2000 btime 2000 winc 20 binc 20",
+    ] {
+        let sent = Instant::now();
+        e.send(go);
+        let (mv, _) = e.bestmove(10 * SECOND);
+        assert_legal(&position(None, &["d2d4"]), &mv);
+        assert!(
+            sent.elapsed() < 3 * SECOND,
+            "{go} took {:?}",
+            sent.elapsed()
+        );
+    }
+    e.send("position startpos moves f2f3 e7e5 g2g4 d8h4");
+    e.send("go depth 3");
+    assert_eq!(e.bestmove(5 * SECOND).0, "(none)");
+    e.send("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
+    e.send("go movetime 100");
+    assert_eq!(e.bestmove(5 * SECOND).0, "(none)");
+    // Ponder: no answer before ponderhit.
+    e.send("position startpos moves e2e4");
+    e.send("go ponder wtime 3000 btime 3000");
+    e.silent("bestmove", Duration::from_millis(300));
+    e.send("ponderhit");
+    let (mv, _) = e.bestmove(5 * SECOND);
+    assert_legal(&position(None, &["e2e4"]), &mv);
+    assert!(e.quit().success());
+}
+
+#[test]
+fn finds_mates_in_one_and_two() {
+    let mut e = Engine::builtin(&[]);
+    e.handshake();
+    e.send("position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1");
+    e.send("go depth 4");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_eq!(mv, "d1d8", "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 1")),
+        "{lines:?}"
+    );
+    // Mate in two, the rook ladder: 1. Ra7 Kg8 2. Rb8#.
+    e.send("position fen 7k/8/8/8/8/8/8/RR4K1 w - - 0 1");
+    e.send("go depth 6");
+    let (_, lines) = e.bestmove(10 * SECOND);
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 2")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+}
+
+#[test]
+fn never_loses_on_time_at_one_second_plus_ten_ms() {
+    let mut e = Engine::builtin(&[]);
+    e.handshake();
+    let mut moves: Vec<String> = Vec::new();
+    let mut clock = [1000i64, 1000i64];
+    let mut pos = Chess::default();
+    for ply in 0..60 {
+        if pos.is_game_over() {
+            break;
+        }
+        let side = if pos.turn() == Color::White { 0 } else { 1 };
+        e.send(&format!("position startpos moves {}", moves.join(" ")));
+        let sent = Instant::now();
+        e.send(&format!(
+            "go wtime {} btime {} winc 10 binc 10",
+            clock[0], clock[1]
+        ));
+        let (mv, _) = e.bestmove(Duration::from_millis(clock[side] as u64 + 2000));
+        clock[side] -= sent.elapsed().as_millis() as i64;
+        assert!(clock[side] > 0, "lost on time at ply {ply}: {clock:?}");
+        clock[side] += 10;
+        let m = assert_legal(&pos, &mv);
+        pos.play_unchecked(m);
+        moves.push(mv);
+    }
+    e.close_stdin();
+    assert!(e.wait(5 * SECOND).success());
+    thread::sleep(Duration::from_millis(10));
+}
