@@ -1,7 +1,7 @@
 //! The `mpcmc` binary: with no subcommand, a UCI engine on stdin/stdout;
 //! `mpcmc bench` measures decisions on fixed positions.
 
-use std::io;
+use std::io::{self, Write};
 
 use anyhow::Context;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -29,7 +29,20 @@ enum Cmd {
     /// summed child time, meta overhead and parallel efficiency.
     Bench(bench::BenchArgs),
     /// The built-in engine alone, as a UCI engine on stdin/stdout.
-    Engine,
+    Engine {
+        #[command(subcommand)]
+        action: Option<EngineAction>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum EngineAction {
+    /// Search fixed positions to a fixed depth; print nodes, time and nodes
+    /// per second.
+    Bench {
+        #[arg(long, default_value_t = 12)]
+        depth: u32,
+    },
 }
 
 /// Every UCI option as a flag: `ChildNodes` is `--child-nodes=2000`.
@@ -85,9 +98,33 @@ fn main() -> anyhow::Result<()> {
         Some(Cmd::Bench(args)) => {
             runtime.block_on(bench::run(options, args, &mut io::stdout().lock()))
         }
-        None | Some(Cmd::Engine) => {
+        Some(Cmd::Engine {
+            action: Some(EngineAction::Bench { depth }),
+        }) => {
+            let mut out = io::stdout().lock();
+            for (i, fen) in mpcmc::engine::builtin::BENCH_FENS.iter().enumerate() {
+                let (nodes, time) = mpcmc::engine::builtin::bench_position(fen, depth)
+                    .map_err(anyhow::Error::msg)?;
+                writeln!(
+                    out,
+                    "{:>2} depth {depth} nodes {nodes:>9} time {:>7.1} ms nps {:>9.0}  {fen}",
+                    i + 1,
+                    time.as_secs_f64() * 1e3,
+                    nodes as f64 / time.as_secs_f64().max(1e-9)
+                )?;
+            }
+            let (nodes, time) = mpcmc::engine::builtin::bench(depth);
+            writeln!(
+                out,
+                "all depth {depth} nodes {nodes} time {:.1} ms nps {:.0}",
+                time.as_secs_f64() * 1e3,
+                nodes as f64 / time.as_secs_f64().max(1e-9)
+            )?;
+            Ok(())
+        }
+        None | Some(Cmd::Engine { action: None }) => {
             let mode = match cli.command {
-                Some(Cmd::Engine) => Mode::Builtin,
+                Some(Cmd::Engine { .. }) => Mode::Builtin,
                 _ => Mode::Meta,
             };
             let (out, writer) =

@@ -184,3 +184,28 @@ fn never_loses_on_time_at_one_second_plus_ten_ms() {
     assert!(e.wait(5 * SECOND).success());
     thread::sleep(Duration::from_millis(10));
 }
+
+#[test]
+fn quickstart_needs_nothing_but_the_binary() {
+    // The README's first command: no flags, no Stockfish, input then EOF.
+    let mut e = Engine::start(&[]);
+    e.send("uci");
+    e.send("position startpos");
+    let sent = Instant::now();
+    e.send("go movetime 1000");
+    e.close_stdin();
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&Chess::default(), &mv);
+    let took = sent.elapsed();
+    assert!(
+        took > Duration::from_millis(500) && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("option name Evaluator type string default builtin")),
+        "{lines:?}"
+    );
+    assert!(e.wait(5 * SECOND).success());
+}

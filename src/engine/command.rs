@@ -5,7 +5,7 @@
 //! splits words (quotes and backslashes), but never run through a shell: no
 //! expansion, no pipes, nothing a GUI user did not type.
 
-use std::{fmt, path::Path};
+use std::fmt;
 
 /// Why a command line cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -108,19 +108,6 @@ fn split(line: &str) -> Result<Vec<String>, &'static str> {
         words.push(word);
     }
     Ok(words)
-}
-
-/// Finds Stockfish the way Debian installs it, or on `PATH`.
-pub fn find_stockfish() -> Option<String> {
-    let debian = Path::new("/usr/games/stockfish");
-    if debian.is_file() {
-        return Some(debian.display().to_string());
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("stockfish"))
-        .find(|p| p.is_file())
-        .map(|p| p.display().to_string())
 }
 
 #[cfg(test)]

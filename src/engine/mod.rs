@@ -13,5 +13,5 @@ pub mod inprocess;
 pub mod pool;
 
 pub use client::{ChildConfig, ChildError, Client};
-pub use command::{EngineCommand, find_stockfish};
+pub use command::EngineCommand;
 pub use pool::{Pool, PoolConfig};

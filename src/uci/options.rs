@@ -8,7 +8,7 @@
 use shakmaty::CastlingMode;
 
 use crate::{
-    engine::{ChildConfig, PoolConfig, find_stockfish},
+    engine::{ChildConfig, PoolConfig, inprocess::BUILTIN},
     mpc::{Lookahead, Settings},
     uci::codec::{OptionSpec, OptionType},
 };
@@ -72,7 +72,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            evaluator: default_engine(),
+            evaluator: BUILTIN.to_owned(),
             evaluator_options: String::new(),
             opponent: String::new(),
             opponent_options: String::new(),
@@ -90,11 +90,6 @@ impl Default for Options {
             log_file: String::new(),
         }
     }
-}
-
-/// The default child: Stockfish where Debian puts it or on `PATH`.
-fn default_engine() -> String {
-    find_stockfish().unwrap_or_else(|| "stockfish".to_owned())
 }
 
 impl Options {

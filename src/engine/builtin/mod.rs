@@ -282,27 +282,29 @@ pub const BENCH_FENS: [&str; 6] = [
 /// Searches each of [`BENCH_FENS`] to `depth` with a fresh 16 MB engine;
 /// returns the total nodes and the total time spent searching.
 pub fn bench(depth: u32) -> (u64, Duration) {
-    let stop = AtomicBool::new(false);
+    BENCH_FENS
+        .iter()
+        .filter_map(|fen| bench_position(fen, depth).ok())
+        .fold((0, Duration::ZERO), |(n, t), (nodes, time)| {
+            (n + nodes, t + time)
+        })
+}
+
+/// Searches `fen` to `depth` with a fresh 16 MB engine: nodes and time.
+pub fn bench_position(fen: &str, depth: u32) -> Result<(u64, Duration), String> {
+    let pos: Chess = fen
+        .parse::<Fen>()
+        .map_err(|e| format!("invalid fen '{fen}': {e}"))?
+        .into_position(CastlingMode::Standard)
+        .map_err(|e| format!("impossible position '{fen}': {e}"))?;
     let limits = Limits {
         depth: Some(depth.max(1)),
         ..Limits::default()
     };
-    let mut nodes = 0;
-    let mut time = Duration::ZERO;
-    for fen in BENCH_FENS {
-        let Ok(pos) = fen.parse::<Fen>().map_err(|_| ()).and_then(|f| {
-            f.into_position::<Chess>(CastlingMode::Standard)
-                .map_err(|_| ())
-        }) else {
-            continue;
-        };
-        let mut engine = Engine::new(16);
-        let started = Instant::now();
-        let outcome = engine.search(&pos, &[], &limits, &stop, &mut |_| {});
-        time += started.elapsed();
-        nodes += outcome.nodes;
-    }
-    (nodes, time)
+    let mut engine = Engine::new(16);
+    let started = Instant::now();
+    let outcome = engine.search(&pos, &[], &limits, &AtomicBool::new(false), &mut |_| {});
+    Ok((outcome.nodes, started.elapsed()))
 }
 
 #[cfg(test)]
