@@ -24,8 +24,9 @@ use crate::mpc::{
 };
 
 /// How long a pass cut short with nothing finished waits for the root's
-/// stopped search (children answer `stop` within a millisecond or two).
-pub const CANCEL_GRACE: Duration = Duration::from_millis(30);
+/// stopped search (children answer `stop` within a millisecond or two, more
+/// on a loaded machine).
+pub const CANCEL_GRACE: Duration = Duration::from_millis(50);
 
 /// How deep the lookahead goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,7 +171,25 @@ pub async fn decide<C: Children>(
             limit,
         };
         let (children, cancel) = (children.clone(), cancel.clone());
-        tasks.spawn(async move { Finished::Root(children.search(query, cancel).await) });
+        let (queued, is_queued) = tokio::sync::oneshot::channel();
+        tasks.spawn(async move {
+            let search = children.search(query, cancel);
+            tokio::pin!(search);
+            // One poll queues the call; only then may the candidates queue
+            // theirs, so the root is never behind a whole candidate search.
+            let first = tokio::select! {
+                biased;
+                done = &mut search => Some(done),
+                _ = std::future::ready(()) => None,
+            };
+            let _ = queued.send(());
+            let done = match first {
+                Some(done) => done,
+                None => search.await,
+            };
+            Finished::Root(done)
+        });
+        let _ = is_queued.await;
     }
     for (index, &mv) in order.iter().enumerate() {
         let (children, game, cancel) = (children.clone(), game.clone(), cancel.clone());
@@ -447,6 +466,8 @@ mod tests {
         scores: HashMap<String, i32>,
         root: Option<(&'static str, i32)>,
         fail: Vec<String>,
+        /// Every query, in the order the children got them.
+        asked: std::sync::Mutex<Vec<String>>,
     }
 
     fn key(line: &[Move]) -> String {
@@ -478,6 +499,9 @@ mod tests {
         type Error = String;
         async fn search(&self, q: Query, _cancel: CancellationToken) -> Result<Report, String> {
             let k = key(&q.line);
+            if let Ok(mut asked) = self.asked.lock() {
+                asked.push(k.clone());
+            }
             let pos = q.position();
             if self.fail.contains(&k) {
                 return Err(format!("scripted failure at '{k}'"));
@@ -539,8 +563,9 @@ mod tests {
         settings: Settings,
     ) -> Decision {
         let mut seen = Vec::new();
+        let children = Arc::new(children);
         let d = decide(
-            &Arc::new(children),
+            &children,
             g,
             cands,
             ChildLimit::Nodes(100),
@@ -551,6 +576,14 @@ mod tests {
         .await
         .expect("candidates");
         assert_eq!(seen.len(), cands.len(), "every candidate reported once");
+        let asked = children.asked.lock().map(|a| a.clone()).unwrap_or_default();
+        if g.terminal_now().is_none() {
+            assert_eq!(
+                asked.first().map(String::as_str),
+                Some(""),
+                "the root is asked first: {asked:?}"
+            );
+        }
         d
     }
 

@@ -13,14 +13,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{Color, Move, Position, uci::UciMove};
+use shakmaty::{Color, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     engine::builtin::{self, Clock, Limits, Progress},
     mpc::Game,
     uci::{
-        codec::{Bound, Go, Info, ScoreKind, UciScore},
+        codec::{Go, Info},
         output::Output,
         time::move_budget,
     },
@@ -80,7 +80,6 @@ pub fn limits(go: &Go, us: Color, overhead: Duration) -> Limits {
 pub async fn run(req: BuiltinGo) {
     let pos = req.game.position().clone();
     let castling = req.game.castling_mode();
-    let uci = |m: Move| UciMove::from_move(m, castling);
     if !req.go.searchmoves.is_empty() {
         req.out
             .info_string("the built-in engine searches every move; searchmoves ignored");
@@ -134,36 +133,14 @@ pub async fn run(req: BuiltinGo) {
             _ = req.ponderhit.cancelled(), if req.go.ponder => {}
         }
     }
-    let best = outcome.as_ref().and_then(|o| o.best);
-    let line = match (best, outcome.as_ref().and_then(|o| o.ponder)) {
-        (Some(b), Some(p)) => format!("bestmove {} ponder {}", uci(b), uci(p)),
-        (Some(b), None) => format!("bestmove {}", uci(b)),
-        (None, _) => match pos.legal_moves().first() {
-            // Only a finished game has no move; anything else is a failure
-            // that must still be answered with a legal move.
-            Some(m) => format!("bestmove {}", uci(*m)),
-            None => {
-                let kind = if pos.is_check() {
-                    ScoreKind::Mate(0)
-                } else {
-                    ScoreKind::Cp(0)
-                };
-                req.out.line(
-                    Info {
-                        depth: Some(0),
-                        score: Some(UciScore {
-                            kind,
-                            bound: Bound::Exact,
-                        }),
-                        ..Info::default()
-                    }
-                    .to_string(),
-                );
-                "bestmove (none)".to_owned()
-            }
-        },
-    };
-    req.out.line(line);
+    // Only a finished game has no move; a search that failed otherwise is
+    // still answered with a legal move.
+    let best = outcome
+        .as_ref()
+        .and_then(|o| o.best)
+        .or_else(|| pos.legal_moves().first().copied());
+    let ponder = outcome.as_ref().and_then(|o| o.ponder);
+    req.out.bestmove(&pos, best, ponder, castling);
 }
 
 fn info(p: &Progress, castling: shakmaty::CastlingMode, started: Instant) -> Info {

@@ -10,6 +10,10 @@ use std::{
     thread::{self, JoinHandle},
 };
 
+use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
+
+use crate::uci::codec::{Bound, EngineLine, Info, ScoreKind, UciScore};
+
 /// A handle to send UCI lines to the GUI.
 #[derive(Clone)]
 pub struct Output {
@@ -42,6 +46,42 @@ impl Output {
 
     pub fn line(&self, line: impl Into<String>) {
         let _ = self.lines.send(line.into());
+    }
+
+    /// The one `bestmove` of a `go`, in the game's castling notation. At a
+    /// finished root (`best` is `None`) the root's score goes first, as
+    /// Stockfish does: `info depth 0 score mate 0` (mated) or `cp 0`.
+    pub fn bestmove(
+        &self,
+        root: &Chess,
+        best: Option<Move>,
+        ponder: Option<Move>,
+        castling: CastlingMode,
+    ) {
+        if best.is_none() {
+            let kind = if root.is_check() {
+                ScoreKind::Mate(0)
+            } else {
+                ScoreKind::Cp(0)
+            };
+            let info = Info {
+                depth: Some(0),
+                score: Some(UciScore {
+                    kind,
+                    bound: Bound::Exact,
+                }),
+                ..Info::default()
+            };
+            self.line(info.to_string());
+        }
+        let uci = |m: Move| UciMove::from_move(m, castling);
+        self.line(
+            EngineLine::BestMove {
+                best: best.map(uci),
+                ponder: ponder.map(uci),
+            }
+            .to_string(),
+        );
     }
 
     /// `info string …`: diagnostics a GUI shows and logs.

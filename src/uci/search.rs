@@ -25,7 +25,7 @@ use crate::{
         lookahead::{CANCEL_GRACE, Stats},
     },
     uci::{
-        codec::{Bound, Go, Info, ScoreKind, UciScore},
+        codec::{Go, Info},
         options::Options,
         output::Output,
         time::{flag_guard, move_budget},
@@ -103,12 +103,11 @@ pub async fn run(req: GoRequest) {
     let mut search = Search::new(req);
     let (best, ponder) = search.decide().await;
     search.wait_for_release().await;
-    let line = match (best, ponder) {
-        (Some(b), Some(p)) => format!("bestmove {} ponder {}", search.uci(b), search.uci(p)),
-        (Some(b), None) => format!("bestmove {}", search.uci(b)),
-        (None, _) => "bestmove (none)".to_owned(),
-    };
-    search.req.out.line(line);
+    let game = &search.req.game;
+    search
+        .req
+        .out
+        .bestmove(game.position(), best, ponder, game.castling_mode());
 }
 
 /// What ends a pass besides `stop`.
@@ -184,23 +183,6 @@ impl Search {
     /// The move to play and the reply expected, or `None` at a finished root.
     async fn decide(&mut self) -> (Option<Move>, Option<Move>) {
         if self.candidates.is_empty() {
-            let pos = self.req.game.position();
-            let kind = if pos.is_check() {
-                ScoreKind::Mate(0)
-            } else {
-                ScoreKind::Cp(0)
-            };
-            self.req.out.line(
-                Info {
-                    depth: Some(0),
-                    score: Some(UciScore {
-                        kind,
-                        bound: Bound::Exact,
-                    }),
-                    ..Info::default()
-                }
-                .to_string(),
-            );
             return (None, None);
         }
         let us = self.req.game.position().turn();

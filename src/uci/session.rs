@@ -77,8 +77,8 @@ struct Running {
     stop: CancellationToken,
     ponderhit: CancellationToken,
     task: JoinHandle<()>,
-    /// The first legal move, for the one `bestmove` should the task die.
-    fallback: Option<String>,
+    /// The game searched, for the one `bestmove` should the task die.
+    game: Arc<Game>,
 }
 
 /// What answers `go`.
@@ -295,14 +295,7 @@ impl Session {
                 }
                 let Some(pool) = self.pool() else {
                     // No children can be configured: still answer with a move.
-                    let first = self.game.position().legal_moves().first().copied();
-                    self.out.line(match first {
-                        Some(m) => format!(
-                            "bestmove {}",
-                            UciMove::from_move(m, self.game.castling_mode())
-                        ),
-                        None => "bestmove (none)".to_owned(),
-                    });
+                    self.answer_first_legal();
                     return true;
                 };
                 let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
@@ -371,18 +364,12 @@ impl Session {
         ponderhit: CancellationToken,
         task: JoinHandle<()>,
     ) {
-        let fallback = self
-            .game
-            .position()
-            .legal_moves()
-            .first()
-            .map(|m| UciMove::from_move(*m, self.game.castling_mode()).to_string());
         self.search = Some(Running {
             until_told,
             stop,
             ponderhit,
             task,
-            fallback,
+            game: self.game.clone(),
         });
     }
 
@@ -509,11 +496,19 @@ impl Session {
         if let Err(e) = joined {
             tracing::error!("search task failed: {e}");
             self.out.info_string(format!("search failed: {e}"));
-            self.out.line(match s.fallback {
-                Some(m) => format!("bestmove {m}"),
-                None => "bestmove (none)".to_owned(),
-            });
+            self.answer_first_legal_in(&s.game);
         }
+    }
+
+    /// The one `bestmove` when nothing searched: the first legal move.
+    fn answer_first_legal(&self) {
+        self.answer_first_legal_in(&self.game);
+    }
+
+    fn answer_first_legal_in(&self, game: &Game) {
+        let pos = game.position();
+        let first = pos.legal_moves().first().copied();
+        self.out.bestmove(pos, first, None, game.castling_mode());
     }
 
     async fn shutdown(mut self) {
