@@ -7,7 +7,7 @@
 
 use std::{
     sync::{
-        Arc, Mutex,
+        Arc, Mutex, TryLockError,
         atomic::{AtomicBool, Ordering},
     },
     time::{Duration, Instant},
@@ -66,26 +66,34 @@ impl InProcess {
         cancel: &CancellationToken,
     ) -> Result<Report, ChildError> {
         let root = query.position();
-        // The positions before the root: the game's, then the line's.
+        // The positions before the root: the game's (its last is the current
+        // position), then the line's; the root itself is not history.
         let mut history = query.game.hashes().to_vec();
         let mut pos = query.game.position().clone();
-        if let Some((_, before_root)) = query.line.split_last() {
-            for m in before_root {
-                pos.play_unchecked(*m);
-                history.push(hash(&pos));
-            }
+        for m in &query.line {
+            pos.play_unchecked(*m);
+            history.push(hash(&pos));
         }
+        history.pop();
         let limits = limits(query.limit, root.turn());
-        let stop = Arc::new(AtomicBool::new(false));
-        let (engine, flag, clear) = (self.engine.clone(), stop.clone(), self.clear_hash);
+        // Set when this future ends, however it ends (also when dropped).
+        let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
+        let (engine, flag, clear) = (self.engine.clone(), stop.0.clone(), self.clear_hash);
         let label = self.label.clone();
         let searched = root.clone();
         let started = Instant::now();
         let mut task = tokio::task::spawn_blocking(move || {
             // A previous search that outlived its deadline still holds the
-            // engine: that is a stall, not a wait.
-            let Ok(mut engine) = engine.try_lock() else {
-                return None;
+            // engine: that is a stall, not a wait. A panic in an earlier search
+            // poisoned it: start from a clean table.
+            let mut engine = match engine.try_lock() {
+                Ok(engine) => engine,
+                Err(TryLockError::Poisoned(poisoned)) => {
+                    let mut engine = poisoned.into_inner();
+                    engine.clear();
+                    engine
+                }
+                Err(TryLockError::WouldBlock) => return None,
             };
             if clear {
                 engine.clear();
@@ -97,7 +105,7 @@ impl InProcess {
             joined = &mut task => joined,
             _ = cancel.cancelled() => {
                 stopped = true;
-                stop.store(true, Ordering::Relaxed);
+                stop.0.store(true, Ordering::Relaxed);
                 match tokio::time::timeout(STOP_TIMEOUT, &mut task).await {
                     Ok(joined) => joined,
                     Err(_) => return Err(self.stalled(started)),
@@ -149,6 +157,16 @@ impl InProcess {
     }
 }
 
+/// Sets the stop flag when dropped: a search whose waiter went away (an
+/// aborted task, a dropped future) ends instead of running on unseen.
+pub struct StopOnDrop(pub Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// A child limit as the built-in engine's limits; the clock is the side to
 /// move's.
 fn limits(limit: ChildLimit, turn: Color) -> Limits {
@@ -175,4 +193,76 @@ fn limits(limit: ChildLimit, turn: Color) -> Limits {
         }
     }
     limits
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use shakmaty::{CastlingMode, Chess, fen::Fen, uci::UciMove};
+
+    use super::*;
+    use crate::{
+        mpc::{Game, Role},
+        uci::codec::ScoreKind,
+    };
+
+    /// Black, a queen down, draws only by repeating a third time (h8g8): the
+    /// game's history must reach the engine whether the query's line is empty
+    /// (the root evaluator call) or not.
+    #[tokio::test]
+    async fn the_game_history_reaches_the_engine() {
+        let moves = [
+            "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1",
+        ];
+        let game = |plies: usize| {
+            let fen: Fen = "6k1/8/8/8/8/2K5/8/2Q5 b - - 0 1".parse().expect("fen");
+            let pos: Chess = fen
+                .clone()
+                .into_position(CastlingMode::Standard)
+                .expect("pos");
+            let mut game = Game::new(Some(fen), pos, CastlingMode::Standard);
+            for m in &moves[..plies] {
+                let m = m
+                    .parse::<UciMove>()
+                    .expect("uci")
+                    .to_move(game.position())
+                    .expect("legal");
+                game.push(m);
+            }
+            Arc::new(game)
+        };
+        let config = ChildConfig {
+            command: BUILTIN.to_owned(),
+            options: vec![("Hash".into(), "4".into())],
+            castling: CastlingMode::Standard,
+            clear_hash: true,
+        };
+        let mut child = InProcess::new(&config, "test".into());
+        let cancel = CancellationToken::new();
+        let draw = Some(ScoreKind::Cp(0));
+        // The whole game played: Black to move at the root, h8g8 draws.
+        let at_root = Query {
+            role: Role::Evaluator,
+            game: game(10),
+            line: Vec::new(),
+            limit: ChildLimit::Depth(5),
+        };
+        let report = child.search(&at_root, &cancel).await.expect("search");
+        assert_eq!(report.score.map(|s| s.to_uci().kind), draw, "{report:?}");
+        // The last move in the query's line instead of the game.
+        let before = game(9);
+        let c1d1 = "c1d1"
+            .parse::<UciMove>()
+            .expect("uci")
+            .to_move(before.position())
+            .expect("legal");
+        let in_line = Query {
+            game: before,
+            line: vec![c1d1],
+            ..at_root
+        };
+        let report = child.search(&in_line, &cancel).await.expect("search");
+        assert_eq!(report.score.map(|s| s.to_uci().kind), draw, "{report:?}");
+    }
 }

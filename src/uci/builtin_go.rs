@@ -17,7 +17,10 @@ use shakmaty::{Color, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    engine::builtin::{self, Clock, Limits, Progress},
+    engine::{
+        builtin::{self, Clock, Limits, Progress},
+        inprocess::StopOnDrop,
+    },
     mpc::Game,
     uci::{
         codec::{Go, Info},
@@ -36,6 +39,10 @@ pub struct BuiltinGo {
     pub go: Go,
     pub game: Arc<Game>,
     pub engine: Arc<Mutex<builtin::Engine>>,
+    /// `Hash` as set: the table is resized, off the coordinator, if it differs.
+    pub hash_mb: usize,
+    /// `ucinewgame` came since the last search: clear before searching.
+    pub clear: Arc<AtomicBool>,
     pub out: Output,
     pub overhead: Duration,
     pub stop: CancellationToken,
@@ -84,7 +91,9 @@ pub async fn run(req: BuiltinGo) {
         req.out
             .info_string("the built-in engine searches every move; searchmoves ignored");
     }
-    let flag = Arc::new(AtomicBool::new(false));
+    // Set when this task ends, however it ends (also when aborted).
+    let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
+    let flag = stop.0.clone();
     let limits = limits(&req.go, pos.turn(), req.overhead);
     let history = match req.game.hashes().split_last() {
         Some((_, before)) => before.to_vec(),
@@ -96,11 +105,20 @@ pub async fn run(req: BuiltinGo) {
         flag.clone(),
         pos.clone(),
     );
+    let (hash_mb, clear) = (req.hash_mb, req.clear.clone());
     let started = Instant::now();
     let mut search = tokio::task::spawn_blocking(move || {
-        let Ok(mut engine) = engine.lock() else {
-            return None;
-        };
+        // A panic in an earlier search poisoned the lock: start clean.
+        let mut engine = engine.lock().unwrap_or_else(|poisoned| {
+            clear.store(true, Ordering::Relaxed);
+            poisoned.into_inner()
+        });
+        if engine.hash_mb() != hash_mb {
+            engine.set_hash(hash_mb);
+        }
+        if clear.swap(false, Ordering::Relaxed) {
+            engine.clear();
+        }
         let mut report = |p: &Progress| out.line(info(p, castling, started).to_string());
         Some(engine.search(&root, &history, &limits, &stop_flag, &mut report))
     });

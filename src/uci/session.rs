@@ -93,10 +93,12 @@ pub enum Mode {
 pub const BUILTIN_OPTIONS: [&str; 5] =
     ["Hash", "MoveOverhead", "Ponder", "UCI_Chess960", "LogFile"];
 
-/// The built-in engine of `mpcmc engine`, and the hash size it has.
+/// The built-in engine of `mpcmc engine`.
 struct Standalone {
     engine: Arc<std::sync::Mutex<builtin::Engine>>,
-    hash_mb: u32,
+    /// `ucinewgame` came: the next search clears first (the engine may still
+    /// be busy with a stopped search now).
+    clear: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The coordinator's state.
@@ -131,7 +133,7 @@ impl Session {
                 engine: Arc::new(std::sync::Mutex::new(builtin::Engine::new(
                     options.hash as usize,
                 ))),
-                hash_mb: options.hash,
+                clear: Arc::default(),
             }),
         };
         Session {
@@ -271,10 +273,10 @@ impl Session {
             }
             GuiCommand::Register => {}
             GuiCommand::UciNewGame => {
-                if let Some(standalone) = &self.standalone
-                    && let Ok(mut engine) = standalone.engine.try_lock()
-                {
-                    engine.clear();
+                if let Some(standalone) = &self.standalone {
+                    standalone
+                        .clear
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
                 }
                 self.game = Arc::new(Game::new(
                     None,
@@ -332,21 +334,17 @@ impl Session {
 
     /// Starts a `go` of the standalone built-in engine.
     fn go_builtin(&mut self, go: crate::uci::codec::Go) {
-        let Some(standalone) = self.standalone.as_mut() else {
+        let Some(standalone) = self.standalone.as_ref() else {
             return;
         };
-        if standalone.hash_mb != self.options.hash
-            && let Ok(mut engine) = standalone.engine.try_lock()
-        {
-            engine.set_hash(self.options.hash as usize);
-            standalone.hash_mb = self.options.hash;
-        }
         let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
         let until_told = go.infinite || go.ponder;
         let request = BuiltinGo {
             go,
             game: self.game.clone(),
             engine: standalone.engine.clone(),
+            hash_mb: self.options.hash as usize,
+            clear: standalone.clear.clone(),
             out: self.out.clone(),
             overhead: Duration::from_millis(self.options.move_overhead),
             stop: stop.clone(),

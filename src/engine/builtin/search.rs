@@ -178,6 +178,10 @@ pub struct Search<'a> {
     pv: Vec<Vec<Move>>,
     /// The best root move of the iteration in flight.
     pub root_best: Option<RootBest>,
+    /// Node and time limits apply (set once the first iteration is done:
+    /// a move and a score always come from a complete depth-1 search; `stop`
+    /// applies from the start).
+    pub limits_armed: bool,
 }
 
 impl<'a> Search<'a> {
@@ -208,6 +212,7 @@ impl<'a> Search<'a> {
                 .map(|_| Vec::with_capacity(MAX_PLY))
                 .collect(),
             root_best: None,
+            limits_armed: false,
         }
     }
 
@@ -222,6 +227,7 @@ impl<'a> Search<'a> {
             return true;
         }
         if let Some(n) = self.budget.nodes
+            && self.limits_armed
             && self.nodes >= n
         {
             self.stopped = true;
@@ -229,6 +235,7 @@ impl<'a> Search<'a> {
             if self.stop.load(Ordering::Relaxed) {
                 self.stopped = true;
             } else if let Some(hard) = self.budget.hard
+                && self.limits_armed
                 && Instant::now() >= hard
             {
                 self.stopped = true;

@@ -1,6 +1,8 @@
 //! The transposition table: one slot per index, keyed by the full 64-bit
 //! Zobrist hash, depth-preferred within a search and always replaced across
-//! searches.
+//! searches. Clearing is O(1): slots written before the last clear belong to
+//! an older epoch and count as empty (a memory-less child clears before every
+//! call, dozens of times a move).
 
 use std::mem::size_of;
 
@@ -25,6 +27,7 @@ struct Slot {
     depth: i8,
     bound: TtBound,
     generation: u8,
+    epoch: u16,
     used: bool,
 }
 
@@ -40,23 +43,41 @@ pub struct TtEntry {
 pub struct TranspositionTable {
     slots: Vec<Slot>,
     generation: u8,
+    epoch: u16,
 }
 
 /// Fewest slots, whatever the size asked.
 const MIN_SLOTS: usize = 1024;
 
 impl TranspositionTable {
+    /// A table of `mb` megabytes, or the largest half, quarter, … of it that
+    /// can be allocated.
     pub fn new(mb: usize) -> TranspositionTable {
-        let len = (mb.saturating_mul(1024 * 1024) / size_of::<Slot>()).max(MIN_SLOTS);
+        let mut len = (mb.saturating_mul(1024 * 1024) / size_of::<Slot>()).max(MIN_SLOTS);
+        let mut slots = Vec::new();
+        while slots.try_reserve_exact(len).is_err() && len > MIN_SLOTS {
+            len /= 2;
+        }
+        slots.resize(len, Slot::default());
         TranspositionTable {
-            slots: vec![Slot::default(); len],
+            slots,
             generation: 0,
+            epoch: 0,
         }
     }
 
     pub fn clear(&mut self) {
-        self.slots.fill(Slot::default());
         self.generation = 0;
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // Every 65536 clears the old epochs could look current again.
+            self.slots.fill(Slot::default());
+        }
+    }
+
+    /// Whether a slot holds an entry of the current epoch.
+    fn live(&self, slot: &Slot) -> bool {
+        slot.used && slot.epoch == self.epoch
     }
 
     /// Marks the start of a new search: older entries become replaceable.
@@ -70,7 +91,7 @@ impl TranspositionTable {
 
     pub fn probe(&self, key: u64) -> Option<TtEntry> {
         let slot = self.slots.get(self.index(key))?;
-        (slot.used && slot.key == key).then_some(TtEntry {
+        (self.live(slot) && slot.key == key).then_some(TtEntry {
             mv: slot.mv,
             score: i32::from(slot.score),
             depth: i32::from(slot.depth),
@@ -79,13 +100,17 @@ impl TranspositionTable {
     }
 
     pub fn store(&mut self, key: u64, mv: Option<Move>, depth: i32, score: i32, bound: TtBound) {
-        let generation = self.generation;
+        let (generation, epoch) = (self.generation, self.epoch);
         let i = self.index(key);
+        let Some(slot) = self.slots.get(i) else {
+            return;
+        };
+        let live = self.live(slot);
         let Some(slot) = self.slots.get_mut(i) else {
             return;
         };
-        let same = slot.used && slot.key == key;
-        let replace = !slot.used
+        let same = live && slot.key == key;
+        let replace = !live
             || same
             || slot.generation != generation
             || depth + 3 >= i32::from(slot.depth)
@@ -101,6 +126,7 @@ impl TranspositionTable {
             depth: depth.clamp(-1, i32::from(i8::MAX)) as i8,
             bound,
             generation,
+            epoch,
             used: true,
         };
     }
@@ -110,7 +136,7 @@ impl TranspositionTable {
         let sample = self.slots.len().min(1000);
         let used = self.slots[..sample]
             .iter()
-            .filter(|s| s.used && s.generation == self.generation)
+            .filter(|s| self.live(s) && s.generation == self.generation)
             .count();
         (used * 1000 / sample.max(1)) as u32
     }
