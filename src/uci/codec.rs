@@ -8,6 +8,16 @@
 //! leaves the rest of a line usable is reported next to the parsed command as a
 //! [`ParseError`] in [`Parsed::problems`], so the session can answer
 //! `info string` and carry on with what was understood.
+//!
+//! ```
+//! use mpcmc::uci::codec::{EngineLine, ScoreKind, parse_engine_line};
+//!
+//! let line = "info depth 20 score mate -3 wdl 0 0 1000 nodes 5 pv h7h8 g8h8";
+//! let Ok(EngineLine::Info(info)) = parse_engine_line(line) else { panic!("{line}") };
+//! assert_eq!(info.score.map(|s| s.kind), Some(ScoreKind::Mate(-3)));
+//! assert_eq!(info.pv.len(), 2);
+//! assert_eq!(info.to_string(), "info depth 20 score mate -3 wdl 0 0 1000 nodes 5 pv h7h8 g8h8");
+//! ```
 
 use std::fmt;
 
