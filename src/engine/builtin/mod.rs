@@ -694,12 +694,12 @@ mod tests {
             let played = out.best.map(uci).unwrap_or_default();
             let hit = best.contains(&played.as_str());
             hits += usize::from(hit);
-            println!(
+            eprintln!(
                 "{fen}: {played} ({best:?}) depth {} {:?}",
                 out.depth, out.score
             );
         }
-        println!("{hits}/10");
+        eprintln!("{hits}/10");
     }
 
     #[test]
@@ -707,7 +707,7 @@ mod tests {
     fn bench_print() {
         for d in [8, 10, 11] {
             let (nodes, time) = bench(d);
-            println!(
+            eprintln!(
                 "depth {d}: {nodes} nodes in {time:?}: {} nps",
                 (nodes as f64 / time.as_secs_f64()) as u64
             );
@@ -721,7 +721,7 @@ mod tests {
         let out = Engine::new(16).search(&Chess::default(), &[], &limits, &stop, &mut |p| {
             last = Some(p.clone());
         });
-        println!(
+        eprintln!(
             "1 s from the start: depth {} nodes {} {last:?}",
             out.depth, out.nodes
         );
