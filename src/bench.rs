@@ -12,8 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::Context;
-use shakmaty::{CastlingMode, Chess, Position, fen::Fen};
+use shakmaty::{CastlingMode, Position};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -52,17 +51,8 @@ pub async fn run(
     options.child_nodes = args.nodes;
     let games: Vec<Arc<Game>> = POSITIONS
         .iter()
-        .map(|text| {
-            let fen: Fen = text
-                .parse()
-                .with_context(|| format!("bench fen '{text}'"))?;
-            let pos: Chess = fen
-                .clone()
-                .into_position(CastlingMode::Standard)
-                .with_context(|| format!("bench position '{text}'"))?;
-            Ok(Arc::new(Game::new(Some(fen), pos, CastlingMode::Standard)))
-        })
-        .collect::<anyhow::Result<_>>()?;
+        .map(|text| Game::from_fen(text, CastlingMode::Standard).map(Arc::new))
+        .collect::<Result<_, _>>()?;
     writeln!(
         out,
         "mpcmc bench: evaluator '{}', one-step, ChildNodes {}, ClearHash {}",

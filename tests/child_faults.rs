@@ -18,7 +18,7 @@ use mpcmc::{
     },
     mpc::{ChildLimit, Children, Game, Query, Report, Role, Value},
 };
-use shakmaty::{CastlingMode, Chess, Move, Position, fen::Fen, uci::UciMove};
+use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_mpcmc-fake-engine");
@@ -108,22 +108,11 @@ impl Drop for Echo {
 fn game_from(fen: Option<&str>, moves: &str) -> Game {
     let mut game = match fen {
         None => Game::default(),
-        Some(fen) => {
-            let fen: Fen = fen.parse().expect("test FEN");
-            let pos: Chess = fen
-                .clone()
-                .into_position(CastlingMode::Standard)
-                .expect("test position");
-            Game::new(Some(fen), pos, CastlingMode::Standard)
-        }
+        Some(fen) => Game::from_fen(fen, CastlingMode::Standard).expect("test FEN"),
     };
     for uci in moves.split_whitespace() {
-        let m = uci
-            .parse::<UciMove>()
-            .expect("test move")
-            .to_move(game.position())
+        game.push_uci(&uci.parse().expect("test move"))
             .expect("legal test move");
-        game.push(m);
     }
     game
 }

@@ -12,19 +12,15 @@ use mpcmc::{
     engine::{ChildConfig, Client},
     mpc::{ChildLimit, Game, Query, Role, Value},
 };
-use shakmaty::{CastlingMode, Chess, Move, Position, fen::Fen, uci::UciMove};
+use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 const NODES: u64 = 3000;
 
 /// The argmax of `V(u) = E(x·u·ν(x,u))`, ties to the first in UCI order.
 async fn recompute(fen: &str) -> (String, Vec<(String, Value)>) {
-    let fen: Fen = fen.parse().expect("fen");
-    let pos: Chess = fen
-        .clone()
-        .into_position(CastlingMode::Standard)
-        .expect("position");
-    let game = Arc::new(Game::new(Some(fen), pos.clone(), CastlingMode::Standard));
+    let game = Arc::new(Game::from_fen(fen, CastlingMode::Standard).expect("test fen"));
+    let pos = game.position().clone();
     let config = ChildConfig {
         command: stockfish().to_owned(),
         options: vec![("Threads".into(), "1".into()), ("Hash".into(), "16".into())],

@@ -199,7 +199,7 @@ fn limits(limit: ChildLimit, turn: Color) -> Limits {
 mod tests {
     use std::sync::Arc;
 
-    use shakmaty::{CastlingMode, Chess, fen::Fen, uci::UciMove};
+    use shakmaty::{CastlingMode, uci::UciMove};
 
     use super::*;
     use crate::{
@@ -216,19 +216,11 @@ mod tests {
             "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1",
         ];
         let game = |plies: usize| {
-            let fen: Fen = "6k1/8/8/8/8/2K5/8/2Q5 b - - 0 1".parse().expect("fen");
-            let pos: Chess = fen
-                .clone()
-                .into_position(CastlingMode::Standard)
-                .expect("pos");
-            let mut game = Game::new(Some(fen), pos, CastlingMode::Standard);
+            let mut game =
+                Game::from_fen("6k1/8/8/8/8/2K5/8/2Q5 b - - 0 1", CastlingMode::Standard)
+                    .expect("test fen");
             for m in &moves[..plies] {
-                let m = m
-                    .parse::<UciMove>()
-                    .expect("uci")
-                    .to_move(game.position())
-                    .expect("legal");
-                game.push(m);
+                game.push_uci(&m.parse().expect("uci")).expect("legal");
             }
             Arc::new(game)
         };

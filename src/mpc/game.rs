@@ -6,7 +6,12 @@
 //! whole history from `position … moves …`, which is why a [`Game`] keeps the
 //! hash of every position it passed through.
 
-use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position, fen::Fen, zobrist::Zobrist64};
+use shakmaty::{
+    CastlingMode, Chess, EnPassantMode, Move, Position,
+    fen::Fen,
+    uci::{IllegalUciMoveError, UciMove},
+    zobrist::Zobrist64,
+};
 
 use crate::mpc::score::Value;
 
@@ -29,6 +34,28 @@ impl Terminal {
             _ => Value::DRAW,
         }
     }
+}
+
+/// A FEN that cannot start a game, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}: '{fen}'")]
+pub struct FenError {
+    pub fen: String,
+    pub reason: String,
+}
+
+/// The position a FEN describes, validated strictly (nothing repaired).
+pub fn position_from_fen(fen: &str, castling: CastlingMode) -> Result<(Fen, Chess), FenError> {
+    let err = |reason: String| FenError {
+        fen: fen.to_owned(),
+        reason,
+    };
+    let parsed: Fen = fen.parse().map_err(|e| err(format!("invalid fen: {e}")))?;
+    let pos = parsed
+        .clone()
+        .into_position(castling)
+        .map_err(|e| err(format!("impossible position: {e}")))?;
+    Ok((parsed, pos))
 }
 
 /// A game from its start position with every move played since.
@@ -65,6 +92,20 @@ impl Game {
             moves: Vec::new(),
             castling,
         }
+    }
+
+    /// A game starting at `fen` (strictly validated).
+    pub fn from_fen(fen: &str, castling: CastlingMode) -> Result<Game, FenError> {
+        let (fen, pos) = position_from_fen(fen, castling)?;
+        Ok(Game::new(Some(fen), pos, castling))
+    }
+
+    /// Plays a move given in UCI (either castling notation) if it is legal in
+    /// [`Game::position`].
+    pub fn push_uci(&mut self, uci: &UciMove) -> Result<Move, IllegalUciMoveError> {
+        let m = uci.to_move(&self.current)?;
+        self.push(m);
+        Ok(m)
     }
 
     /// Plays a move known to be legal in [`Game::position`].
@@ -151,22 +192,11 @@ fn terminal_of(pos: &Chess) -> Option<Terminal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::uci::UciMove;
 
     fn game(fen: &str, moves: &str) -> Game {
-        let fen: Fen = fen.parse().expect("fen");
-        let pos: Chess = fen
-            .clone()
-            .into_position(CastlingMode::Standard)
-            .expect("pos");
-        let mut g = Game::new(Some(fen), pos, CastlingMode::Standard);
+        let mut g = Game::from_fen(fen, CastlingMode::Standard).expect("test fen");
         for m in moves.split_whitespace() {
-            let m = m
-                .parse::<UciMove>()
-                .expect("uci")
-                .to_move(g.position())
-                .expect("legal");
-            g.push(m);
+            g.push_uci(&m.parse().expect("uci")).expect("legal");
         }
         g
     }

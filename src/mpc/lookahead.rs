@@ -455,7 +455,7 @@ mod tests {
     //! rules, no processes.
     use std::collections::HashMap;
 
-    use shakmaty::{CastlingMode, Chess, Position, fen::Fen};
+    use shakmaty::{CastlingMode, Chess, Position};
 
     use super::*;
 
@@ -536,12 +536,7 @@ mod tests {
     }
 
     fn game(fen: &str) -> Arc<Game> {
-        let fen: Fen = fen.parse().expect("fen");
-        let pos: Chess = fen
-            .clone()
-            .into_position(CastlingMode::Standard)
-            .expect("pos");
-        Arc::new(Game::new(Some(fen), pos, CastlingMode::Standard))
+        Arc::new(Game::from_fen(fen, CastlingMode::Standard).expect("test fen"))
     }
 
     fn moves(g: &Game, names: &[&str]) -> Vec<Move> {

@@ -398,8 +398,8 @@ impl Session {
         };
         let mut game = Game::new(fen, pos, mode);
         for (i, uci) in moves.iter().enumerate() {
-            match uci.to_move(game.position()) {
-                Ok(m) => game.push(m),
+            match game.push_uci(uci) {
+                Ok(_) => {}
                 Err(_) => {
                     let fen = Fen::from_position(game.position(), EnPassantMode::Legal);
                     self.out.info_string(format!(

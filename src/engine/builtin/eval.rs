@@ -443,16 +443,10 @@ pub fn evaluate(pos: &Chess) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use shakmaty::{CastlingMode, fen::Fen};
 
     use super::*;
 
-    fn pos(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
+    use crate::engine::builtin::test_position as pos;
 
     /// Mirroring the board and swapping colours leaves the score unchanged.
     #[test]

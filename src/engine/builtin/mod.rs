@@ -17,13 +17,16 @@ mod eval;
 mod search;
 mod tt;
 
-use shakmaty::{CastlingMode, Chess, Move, Position, fen::Fen};
+use shakmaty::{CastlingMode, Chess, Move, Position};
 
 use self::{
     search::{Budget, History, MAX_DEPTH, Search, clock_budget, hash_of, uci_score},
     tt::TranspositionTable,
 };
-use crate::uci::codec::{Bound, ScoreKind, UciScore};
+use crate::{
+    mpc::game::{FenError, position_from_fen},
+    uci::codec::{Bound, ScoreKind, UciScore},
+};
 
 /// What limits one search; `None`/`false` fields do not limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -292,12 +295,8 @@ pub fn bench(depth: u32) -> (u64, Duration) {
 }
 
 /// Searches `fen` to `depth` with a fresh 16 MB engine: nodes and time.
-pub fn bench_position(fen: &str, depth: u32) -> Result<(u64, Duration), String> {
-    let pos: Chess = fen
-        .parse::<Fen>()
-        .map_err(|e| format!("invalid fen '{fen}': {e}"))?
-        .into_position(CastlingMode::Standard)
-        .map_err(|e| format!("impossible position '{fen}': {e}"))?;
+pub fn bench_position(fen: &str, depth: u32) -> Result<(u64, Duration), FenError> {
+    let (_, pos) = position_from_fen(fen, CastlingMode::Standard)?;
     let limits = Limits {
         depth: Some(depth.max(1)),
         ..Limits::default()
@@ -308,6 +307,15 @@ pub fn bench_position(fen: &str, depth: u32) -> Result<(u64, Duration), String> 
     Ok((outcome.nodes, started.elapsed()))
 }
 
+/// A position for the tests of this engine.
+#[cfg(test)]
+pub(crate) fn test_position(fen: &str) -> Chess {
+    match position_from_fen(fen, CastlingMode::Standard) {
+        Ok((_, pos)) => pos,
+        Err(e) => panic!("{e}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::Ordering;
@@ -316,12 +324,7 @@ mod tests {
 
     use super::*;
 
-    fn pos(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
+    use crate::engine::builtin::test_position as pos;
 
     fn uci(m: Move) -> String {
         UciMove::from_standard(m).to_string()
@@ -431,7 +434,7 @@ mod tests {
         assert!(
             p.is_checkmate(),
             "{}",
-            Fen::from_position(&p, shakmaty::EnPassantMode::Legal)
+            shakmaty::fen::Fen::from_position(&p, shakmaty::EnPassantMode::Legal)
         );
     }
 
@@ -623,7 +626,7 @@ mod tests {
                 assert!(
                     legal(&p, out.best),
                     "{}",
-                    Fen::from_position(&p, shakmaty::EnPassantMode::Legal)
+                    shakmaty::fen::Fen::from_position(&p, shakmaty::EnPassantMode::Legal)
                 );
                 if let (Some(b), Some(q)) = (out.best, out.ponder) {
                     let mut after = p.clone();

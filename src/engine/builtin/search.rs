@@ -916,16 +916,11 @@ pub fn clock_budget(time: Duration, inc: Duration, movestogo: Option<u32>) -> Du
 
 #[cfg(test)]
 mod tests {
-    use shakmaty::{CastlingMode, Square, fen::Fen, uci::UciMove};
+    use shakmaty::{Square, uci::UciMove};
 
     use super::*;
 
-    fn pos(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
+    use crate::engine::builtin::test_position as pos;
 
     fn mv(p: &Chess, uci: &str) -> Move {
         uci.parse::<UciMove>().unwrap().to_move(p).unwrap()
