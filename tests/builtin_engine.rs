@@ -3,13 +3,10 @@
 
 mod common;
 
-use std::{
-    thread,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use common::{Engine, assert_legal, position};
-use shakmaty::{Chess, Color, Position};
+use shakmaty::Chess;
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -158,31 +155,9 @@ fn finds_mates_in_one_and_two() {
 fn never_loses_on_time_at_one_second_plus_ten_ms() {
     let mut e = Engine::builtin(&[]);
     e.handshake();
-    let mut moves: Vec<String> = Vec::new();
-    let mut clock = [1000i64, 1000i64];
-    let mut pos = Chess::default();
-    for ply in 0..60 {
-        if pos.is_game_over() {
-            break;
-        }
-        let side = if pos.turn() == Color::White { 0 } else { 1 };
-        e.send(&format!("position startpos moves {}", moves.join(" ")));
-        let sent = Instant::now();
-        e.send(&format!(
-            "go wtime {} btime {} winc 10 binc 10",
-            clock[0], clock[1]
-        ));
-        let (mv, _) = e.bestmove(Duration::from_millis(clock[side] as u64 + 2000));
-        clock[side] -= sent.elapsed().as_millis() as i64;
-        assert!(clock[side] > 0, "lost on time at ply {ply}: {clock:?}");
-        clock[side] += 10;
-        let m = assert_legal(&pos, &mv);
-        pos.play_unchecked(m);
-        moves.push(mv);
-    }
+    e.play_clock_game(1000, 10, 60);
     e.close_stdin();
     assert!(e.wait(5 * SECOND).success());
-    thread::sleep(Duration::from_millis(10));
 }
 
 #[test]

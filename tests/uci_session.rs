@@ -9,7 +9,7 @@ use std::{
 
 use common::{ChildKind, Engine, alive, assert_legal, position};
 use mpcmc::uci::options::NAMES;
-use shakmaty::{Chess, Color, Position};
+use shakmaty::Chess;
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -70,30 +70,7 @@ fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
     // here as a GUI keeps it, including pipe latency.
     let mut e = Engine::over(child, &["--move-overhead=30"]);
     e.handshake();
-    let mut moves: Vec<String> = Vec::new();
-    let mut clock = [1000i64, 1000i64];
-    let inc = 10;
-    let mut pos = Chess::default();
-    for ply in 0..60 {
-        if pos.is_game_over() {
-            break;
-        }
-        let side = if pos.turn() == Color::White { 0 } else { 1 };
-        e.send(&format!("position startpos moves {}", moves.join(" ")));
-        let sent = Instant::now();
-        e.send(&format!(
-            "go wtime {} btime {} winc {inc} binc {inc}",
-            clock[0], clock[1]
-        ));
-        let (mv, _) = e.bestmove(Duration::from_millis(clock[side] as u64 + 2000));
-        let used = sent.elapsed().as_millis() as i64;
-        clock[side] -= used;
-        assert!(clock[side] > 0, "lost on time at ply {ply}: {clock:?}");
-        clock[side] += inc;
-        let m = assert_legal(&pos, &mv);
-        pos.play_unchecked(m);
-        moves.push(mv);
-    }
+    e.play_clock_game(1000, 10, 60);
     assert!(e.quit().success());
 }
 

@@ -29,8 +29,6 @@ use crate::{
     },
 };
 
-/// Deepest `go mate N` translates to (`depth 2N`).
-const MAX_MATE_DEPTH: u32 = 64;
 /// A bare `go` (no limit at all) searches this many nodes, about a second.
 pub const BARE_GO_NODES: u64 = 1_000_000;
 
@@ -62,13 +60,10 @@ pub fn limits(go: &Go, us: Color, overhead: Duration) -> Limits {
         && go.mate.is_none()
         && go.movetime.is_none()
         && time.is_none()
-        && !go.infinite
-        && !go.ponder;
+        && !go.ends_when_told();
     Limits {
         nodes: go.nodes.or(bare.then_some(BARE_GO_NODES)),
-        depth: go.depth.or(go
-            .mate
-            .map(|m| m.saturating_mul(2).clamp(1, MAX_MATE_DEPTH))),
+        depth: go.depth.or(go.mate_depth()),
         movetime: go.movetime.map(|t| {
             Duration::from_millis(t)
                 .saturating_sub(overhead)
@@ -79,7 +74,7 @@ pub fn limits(go: &Go, us: Color, overhead: Duration) -> Limits {
             inc: inc.map_or(Duration::ZERO, ms),
             movestogo: go.movestogo,
         }),
-        infinite: go.infinite || go.ponder,
+        infinite: go.ends_when_told(),
     }
 }
 
@@ -126,7 +121,7 @@ pub async fn run(req: BuiltinGo) {
     // `stop` sets the flag; `ponderhit` starts our clock (a timer sets it).
     let mut clock: Option<Instant> = None;
     let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
-    let mut released = !(req.go.infinite || req.go.ponder);
+    let mut released = !req.go.ends_when_told();
     let outcome = loop {
         tokio::select! {
             joined = &mut search => break joined.ok().flatten(),

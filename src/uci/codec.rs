@@ -260,6 +260,22 @@ fn parse_go(rest: &[&str]) -> Parsed<GuiCommand> {
     }
 }
 
+/// The deepest search `go mate N` becomes (`depth 2N`, at most this).
+const MAX_MATE_DEPTH: u32 = 64;
+
+impl Go {
+    /// `go infinite` and `go ponder` answer only after `stop`/`ponderhit`.
+    pub fn ends_when_told(&self) -> bool {
+        self.infinite || self.ponder
+    }
+
+    /// `go mate N` as a depth: a mate in N moves is found within 2N plies.
+    pub fn mate_depth(&self) -> Option<u32> {
+        self.mate
+            .map(|m| m.saturating_mul(2).clamp(1, MAX_MATE_DEPTH))
+    }
+}
+
 impl fmt::Display for Go {
     /// Writes `go …` with `searchmoves` last: Stockfish reads every token after it
     /// as a move.

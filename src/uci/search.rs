@@ -36,8 +36,6 @@ use crate::{
 pub const BARE_GO_NODES: u64 = 10_000;
 /// Per-call nodes of the first pass under `go infinite`; each pass doubles it.
 const FIRST_PASS_NODES: u64 = 1_000;
-/// Deepest `go mate N` translates to (`depth 2N` per child call).
-const MAX_MATE_DEPTH: u32 = 64;
 
 /// Everything one `go` needs.
 pub struct GoRequest {
@@ -77,10 +75,8 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
     if let Some(depth) = go.depth {
         return Plan::Pass(ChildLimit::Depth(depth.max(1)));
     }
-    if let Some(mate) = go.mate {
-        return Plan::Pass(ChildLimit::Depth(
-            mate.saturating_mul(2).clamp(1, MAX_MATE_DEPTH),
-        ));
+    if let Some(depth) = go.mate_depth() {
+        return Plan::Pass(ChildLimit::Depth(depth));
     }
     if let Some(nodes) = go.nodes {
         return Plan::Pass(ChildLimit::Nodes(split_nodes(
@@ -89,7 +85,7 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
             moves,
         )));
     }
-    if go.infinite || go.ponder {
+    if go.ends_when_told() {
         return Plan::Deepening;
     }
     match move_budget(go, us, overhead) {

@@ -301,7 +301,7 @@ impl Session {
                     return true;
                 };
                 let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
-                let until_told = go.infinite || go.ponder;
+                let until_told = go.ends_when_told();
                 let request = GoRequest {
                     go,
                     game: self.game.clone(),
@@ -338,7 +338,7 @@ impl Session {
             return;
         };
         let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
-        let until_told = go.infinite || go.ponder;
+        let until_told = go.ends_when_told();
         let request = BuiltinGo {
             go,
             game: self.game.clone(),

@@ -278,3 +278,38 @@ impl Engine {
         Engine::start(&all)
     }
 }
+
+impl Engine {
+    /// Plays both sides of a game from the start position on a clock of
+    /// `base` ms plus `inc` ms a move, kept here as a GUI keeps it (pipe
+    /// latency included), for at most `plies`. Asserts every move is legal
+    /// and no side's clock runs out.
+    pub fn play_clock_game(&mut self, base: i64, inc: i64, plies: usize) {
+        let mut moves: Vec<String> = Vec::new();
+        let mut clock = [base, base];
+        let mut pos = Chess::default();
+        for ply in 0..plies {
+            if pos.is_game_over() {
+                break;
+            }
+            let side = if pos.turn() == shakmaty::Color::White {
+                0
+            } else {
+                1
+            };
+            self.send(&format!("position startpos moves {}", moves.join(" ")));
+            let sent = Instant::now();
+            self.send(&format!(
+                "go wtime {} btime {} winc {inc} binc {inc}",
+                clock[0], clock[1]
+            ));
+            let (mv, _) = self.bestmove(Duration::from_millis(clock[side].max(0) as u64 + 2000));
+            clock[side] -= sent.elapsed().as_millis() as i64;
+            assert!(clock[side] > 0, "lost on time at ply {ply}: {clock:?}");
+            clock[side] += inc;
+            let m = assert_legal(&pos, &mv);
+            pos.play_unchecked(m);
+            moves.push(mv);
+        }
+    }
+}
