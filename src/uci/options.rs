@@ -95,13 +95,12 @@ impl Default for Options {
 impl Options {
     /// The declaration of option `name` (exact table name), with its default.
     pub fn spec(name: &str) -> Option<OptionSpec> {
-        let d = Options::default();
         let string = |default: &str| OptionType::String {
             default: default.to_owned(),
         };
         let spin = |default: i64, min: i64, max: i64| OptionType::Spin { default, min, max };
         let kind = match name {
-            "Evaluator" => string(&d.evaluator),
+            "Evaluator" => string(BUILTIN),
             "EvaluatorOptions" | "Opponent" | "OpponentOptions" | "LogFile" => string(""),
             "Threads" => spin(1, 1, 256),
             "Hash" => spin(16, 1, 65_536),

@@ -509,6 +509,7 @@ impl Search {
             .filter_map(|c| c.failure.as_deref())
             .filter(|f| !f.contains("stopped") && !f.contains("cancelled"))
             .collect();
+        failures.sort_unstable();
         failures.dedup();
         for f in failures.iter().take(3) {
             self.req.out.info_string(format!("child failure: {f}"));
