@@ -184,3 +184,28 @@ fn quickstart_needs_nothing_but_the_binary() {
     );
     assert!(e.wait(5 * SECOND).success());
 }
+
+#[test]
+fn searchmoves_restricts_the_root() {
+    // d1d8 mates; told to look at other moves only, the engine plays one of
+    // them, and an illegal searchmove is named and ignored.
+    let fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1";
+    let pos = position(Some(fen), &[]);
+    let mut e = Engine::builtin(&[]);
+    e.handshake();
+    e.send(&format!("position fen {fen}"));
+    e.send("go depth 4 searchmoves h2h3 g1f1");
+    let (mv, _) = e.bestmove(10 * SECOND);
+    assert_legal(&pos, &mv);
+    assert!(["h2h3", "g1f1"].contains(&mv.as_str()), "{mv}");
+    e.send("go depth 4 searchmoves e2e4 h2h3 d1d8");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_eq!(mv, "d1d8");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string") && l.contains("e2e4")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+}

@@ -49,6 +49,7 @@ pub struct BuiltinGo {
 
 /// The GUI's limits as the engine's, from the side to move. Pondering (and
 /// `infinite`) searches until told; the clock then starts at `ponderhit`.
+/// `searchmoves` are left to the caller (they need the position).
 pub fn limits(go: &Go, us: Color, overhead: Duration) -> Limits {
     let ms = |v: i64| Duration::from_millis(v.max(0) as u64);
     let (time, inc) = match us {
@@ -75,21 +76,43 @@ pub fn limits(go: &Go, us: Color, overhead: Duration) -> Limits {
             movestogo: go.movestogo,
         }),
         infinite: go.ends_when_told(),
+        searchmoves: Vec::new(),
     }
 }
 
 /// Runs the `go` to its one `bestmove`.
 pub async fn run(req: BuiltinGo) {
+    let outcome = search(&req).await;
+    let pos = req.game.position();
+    // Only a finished game has no move; a search that failed otherwise is
+    // still answered with a legal move.
+    let best = outcome
+        .as_ref()
+        .and_then(|o| o.best)
+        .or_else(|| pos.legal_moves().first().copied());
+    let ponder = outcome.as_ref().and_then(|o| o.ponder);
+    req.out
+        .bestmove(pos, best, ponder, req.game.castling_mode());
+}
+
+/// Searches the `go`, writing an `info` line for every completed iteration;
+/// under `go infinite` and `go ponder` returns only after `stop`/`ponderhit`.
+/// `None` when the search task failed.
+pub async fn search(req: &BuiltinGo) -> Option<builtin::Outcome> {
     let pos = req.game.position().clone();
     let castling = req.game.castling_mode();
-    if !req.go.searchmoves.is_empty() {
-        req.out
-            .info_string("the built-in engine searches every move; searchmoves ignored");
-    }
-    // Set when this task ends, however it ends (also when aborted).
+    // Set when this search ends, however it ends (also when aborted).
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = stop.0.clone();
-    let limits = limits(&req.go, pos.turn(), req.overhead);
+    let mut limits = limits(&req.go, pos.turn(), req.overhead);
+    for uci in &req.go.searchmoves {
+        match uci.to_move(&pos) {
+            Ok(m) => limits.searchmoves.push(m),
+            Err(_) => req
+                .out
+                .info_string(format!("searchmoves: '{uci}' is not legal here; ignored")),
+        }
+    }
     let history = match req.game.hashes().split_last() {
         Some((_, before)) => before.to_vec(),
         None => Vec::new(),
@@ -146,14 +169,7 @@ pub async fn run(req: BuiltinGo) {
             _ = req.ponderhit.cancelled(), if req.go.ponder => {}
         }
     }
-    // Only a finished game has no move; a search that failed otherwise is
-    // still answered with a legal move.
-    let best = outcome
-        .as_ref()
-        .and_then(|o| o.best)
-        .or_else(|| pos.legal_moves().first().copied());
-    let ponder = outcome.as_ref().and_then(|o| o.ponder);
-    req.out.bestmove(&pos, best, ponder, castling);
+    outcome
 }
 
 fn info(p: &Progress, castling: shakmaty::CastlingMode, started: Instant) -> Info {

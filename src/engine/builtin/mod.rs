@@ -38,6 +38,9 @@ pub struct Limits {
     pub clock: Option<Clock>,
     /// Search until `stop` (depth limits still apply).
     pub infinite: bool,
+    /// Search only these root moves (`go searchmoves`); empty: every move.
+    /// Moves not legal at the root are ignored.
+    pub searchmoves: Vec<Move>,
 }
 
 /// The side to move's clock.
@@ -125,7 +128,10 @@ impl Engine {
         on_progress: &mut dyn FnMut(&Progress),
     ) -> Outcome {
         let started = Instant::now();
-        let root_moves = root.legal_moves();
+        let mut root_moves = root.legal_moves();
+        if limits.searchmoves.iter().any(|m| root_moves.contains(m)) {
+            root_moves.retain(|m| limits.searchmoves.contains(m));
+        }
         let Some(&first_move) = root_moves.first() else {
             return Outcome {
                 best: None,
@@ -148,6 +154,9 @@ impl Engine {
             history,
             hash_of(root),
         );
+        if root_moves.len() < root.legal_moves().len() {
+            search.root_moves = Some(root_moves.clone());
+        }
 
         // (depth, score, pv) of the last completed iteration.
         let mut completed: Option<(u32, i32, Vec<Move>)> = None;

@@ -178,6 +178,8 @@ pub struct Search<'a> {
     pv: Vec<Vec<Move>>,
     /// The best root move of the iteration in flight.
     pub root_best: Option<RootBest>,
+    /// The root moves to search, when not all of them (`go searchmoves`).
+    pub root_moves: Option<MoveList>,
     /// Node and time limits apply (set once the first iteration is done:
     /// a move and a score always come from a complete depth-1 search; `stop`
     /// applies from the start).
@@ -212,6 +214,7 @@ impl<'a> Search<'a> {
                 .map(|_| Vec::with_capacity(MAX_PLY))
                 .collect(),
             root_best: None,
+            root_moves: None,
             limits_armed: false,
         }
     }
@@ -441,6 +444,11 @@ impl<'a> Search<'a> {
         let mut moves = pos.legal_moves();
         if moves.is_empty() {
             return if in_check { -MATE + ply as i32 } else { 0 };
+        }
+        if ply == 0
+            && let Some(root_moves) = &self.root_moves
+        {
+            moves.clone_from(root_moves);
         }
         let us = pos.turn();
         let mut scores = [0i32; 256];
