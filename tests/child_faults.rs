@@ -14,7 +14,7 @@ use std::{
 use mpcmc::{
     engine::{
         ChildConfig, ChildError, Client, Pool, PoolConfig,
-        client::{HANDSHAKE_TIMEOUT, STOP_TIMEOUT},
+        client::{HANDSHAKE_TIMEOUT, STOP_TIMEOUT, stall_deadline},
     },
     mpc::{ChildLimit, Children, Game, Query, Report, Role, Value},
 };
@@ -237,6 +237,8 @@ async fn crash_on_go_is_died_with_the_exit_status() {
 async fn stall_after_go_is_stalled_by_the_deadline() {
     let mut client = spawn(fake(&["--stall-after-go"]), "staller").await;
     let limit = ChildLimit::MoveTime(Duration::from_millis(50));
+    let deadline = stall_deadline(limit);
+    assert!(deadline < Duration::from_secs(2), "{deadline:?}");
     let started = Instant::now();
     let err = client
         .search(&startpos_query(limit), &CancellationToken::new())
@@ -252,14 +254,14 @@ async fn stall_after_go_is_stalled_by_the_deadline() {
         } => {
             assert!(engine.contains("staller"), "{message}");
             assert_eq!(*waiting_for, "bestmove", "{message}");
-            // movetime + 5 s, counted from `go`; `after` from a little later.
-            assert!(*after > Duration::from_secs(4), "{message}");
+            // The stall deadline, counted from `go`; `after` from a little later.
+            assert!(*after >= deadline - Duration::from_millis(100), "{message}");
         }
         other => panic!("expected ChildError::Stalled, got {other:?}"),
     }
     assert!(
-        took >= Duration::from_secs(5) && took < Duration::from_secs(7),
-        "stalled after {took:?}"
+        took >= deadline && took < deadline + Duration::from_secs(2),
+        "stalled after {took:?}, deadline {deadline:?}"
     );
     assert!(message.contains("staller") && message.contains("no bestmove"));
     assert!(err.needs_restart());

@@ -101,6 +101,34 @@ impl ChildError {
     }
 }
 
+impl crate::mpc::ChildFault for ChildError {
+    fn is_stall(&self) -> bool {
+        matches!(self, ChildError::Stalled { .. })
+    }
+
+    fn is_cancelled(&self) -> bool {
+        matches!(self, ChildError::Cancelled | ChildError::PoolClosed)
+    }
+}
+
+/// How long a child may search under `limit` before it counts as stalled:
+/// far more than any healthy engine takes, yet proportional to what it was
+/// asked, so that a search without a clock (`go nodes`, `go depth`) still
+/// ends when a child hangs.
+pub fn stall_deadline(limit: ChildLimit) -> Duration {
+    const FLOOR: Duration = Duration::from_secs(1);
+    match limit {
+        // 50,000 nodes a second: twenty times slower than Stockfish or the
+        // built-in engine on one core.
+        ChildLimit::Nodes(n) => FLOOR + Duration::from_micros(n.saturating_mul(20)),
+        ChildLimit::MoveTime(t) => t + FLOOR + t / 2,
+        // Search time grows by about 1.4 a ply: 2 s at depth 2, 32 s at 10.
+        ChildLimit::Depth(d) => FLOOR.saturating_mul(1 << (d / 2).min(12)),
+        // A child never needs more than its own clock.
+        ChildLimit::Clock { wtime, btime, .. } => wtime.max(btime) + FLOOR,
+    }
+}
+
 /// How to start and set up a child.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChildConfig {
@@ -137,17 +165,18 @@ impl Client {
     /// waits for `readyok`.
     pub async fn spawn(config: &ChildConfig, label: String) -> Result<Client, ChildError> {
         let command = EngineCommand::parse(&config.command)?;
-        let mut child = Command::new(&command.program)
+        let mut child = Command::new(&command.program);
+        child
             .args(&command.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| ChildError::Spawn {
-                command: config.command.clone(),
-                source,
-            })?;
+            .kill_on_drop(true);
+        die_with_parent(&mut child);
+        let mut child = child.spawn().map_err(|source| ChildError::Spawn {
+            command: config.command.clone(),
+            source,
+        })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(ChildError::Spawn {
                 command: config.command.clone(),
@@ -268,33 +297,24 @@ impl Client {
             self.ucinewgame().await?;
         }
         self.position(query).await?;
-        let (go, stall_after) = match query.limit {
-            ChildLimit::Nodes(n) => (
-                format!("go nodes {n}"),
-                Duration::from_secs(10) + Duration::from_micros(n.saturating_mul(20)),
-            ),
-            ChildLimit::MoveTime(t) => (
-                format!("go movetime {}", t.as_millis().max(1)),
-                t + Duration::from_secs(5),
-            ),
-            ChildLimit::Depth(d) => (format!("go depth {d}"), Duration::from_secs(300)),
+        let go = match query.limit {
+            ChildLimit::Nodes(n) => format!("go nodes {n}"),
+            ChildLimit::MoveTime(t) => format!("go movetime {}", t.as_millis().max(1)),
+            ChildLimit::Depth(d) => format!("go depth {d}"),
             ChildLimit::Clock {
                 wtime,
                 btime,
                 winc,
                 binc,
-            } => (
-                format!(
-                    "go wtime {} btime {} winc {} binc {}",
-                    wtime.as_millis(),
-                    btime.as_millis(),
-                    winc.as_millis(),
-                    binc.as_millis()
-                ),
-                // A child never needs more than its own clock.
-                wtime.max(btime) + Duration::from_secs(5),
+            } => format!(
+                "go wtime {} btime {} winc {} binc {}",
+                wtime.as_millis(),
+                btime.as_millis(),
+                winc.as_millis(),
+                binc.as_millis()
             ),
         };
+        let stall_after = stall_deadline(query.limit);
         let go_sent = Instant::now();
         self.send(&go, "starting a search").await?;
         self.searching = true;
@@ -494,6 +514,33 @@ impl Client {
         }
     }
 }
+
+/// Has the child killed when mpcmc dies, however it dies (`kill -9`
+/// included): `kill_on_drop` and `quit` cover every orderly end, but a child
+/// that ignores SIGTERM and stops reading its stdin would outlive a killed
+/// mpcmc. On Linux the kernel sends it SIGKILL when its parent thread exits
+/// (the runtime's worker threads live as long as mpcmc).
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut Command) {
+    // SAFETY: between fork and exec only async-signal-safe calls are made
+    // (prctl, getppid, _exit), and nothing is allocated.
+    let parent = std::process::id() as libc::pid_t;
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the prctl took effect.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut Command) {}
 
 /// The longest prefix of `pv` that is legal from `pos`.
 fn legal_prefix(pos: &Chess, pv: &[UciMove]) -> Vec<Move> {

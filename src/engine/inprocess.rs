@@ -47,7 +47,9 @@ impl InProcess {
         for (name, value) in &config.options {
             match (name.to_ascii_lowercase().as_str(), value.parse::<usize>()) {
                 ("hash", Ok(mb)) => hash_mb = mb.clamp(1, 65_536),
-                ("threads", _) => {}
+                // One thread; castling notation is the pool's business (the
+                // engine plays Chess960 from any FEN shakmaty reads).
+                ("threads", _) | ("uci_chess960", _) => {}
                 _ => tracing::warn!("{label}: the built-in engine has no option '{name}={value}'"),
             }
         }

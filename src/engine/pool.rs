@@ -9,15 +9,7 @@
 //! tried once more on the fresh child. Shutting the pool down quits every
 //! child, kills the ones that do not exit, and leaves no process behind.
 
-use std::{
-    cmp::Reverse,
-    collections::BinaryHeap,
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
-    time::Duration,
-};
+use std::{cmp::Reverse, collections::BinaryHeap, sync::Arc, time::Duration};
 
 use tokio::{
     sync::{Notify, oneshot, watch},
@@ -46,6 +38,12 @@ impl PoolConfig {
     /// One set of processes serves both roles when they are configured alike.
     pub fn shared_roles(&self) -> bool {
         self.evaluator == self.opponent
+    }
+
+    /// How many child processes (or in-process engines) the pool runs.
+    pub fn processes(&self) -> usize {
+        let per_worker = if self.shared_roles() { 1 } else { 2 };
+        self.threads.max(1) * per_worker
     }
 }
 
@@ -127,13 +125,56 @@ pub struct Pool {
     closing: CancellationToken,
     /// How many workers have started their children (or failed to).
     started: watch::Receiver<usize>,
-    /// Running estimate of what a call costs beyond the search it asked for
-    /// (hash clearing, pipes, a child overshooting its movetime), in µs.
-    call_cost_us: AtomicU64,
+    /// What a call costs beyond the search it asked for.
+    call_cost: std::sync::Mutex<CallCost>,
 }
 
 /// The call cost assumed before any call was measured.
 const INITIAL_CALL_COST: Duration = Duration::from_millis(3);
+
+/// What a child call costs beyond the search it asked for (hash clearing,
+/// pipes, a child overshooting its movetime): the median of the last
+/// [`CallCost::SAMPLES`] calls. A stall of the machine inflates the few calls
+/// in flight; the median does not move for them, so one stall never turns
+/// the lookahead off for the moves after it.
+#[derive(Debug, Clone)]
+pub struct CallCost {
+    /// The latest samples, oldest first.
+    samples: std::collections::VecDeque<Duration>,
+}
+
+impl CallCost {
+    pub const SAMPLES: usize = 31;
+
+    pub fn new() -> CallCost {
+        CallCost {
+            samples: std::collections::VecDeque::with_capacity(Self::SAMPLES),
+        }
+    }
+
+    pub fn add(&mut self, sample: Duration) {
+        if self.samples.len() == Self::SAMPLES {
+            self.samples.pop_front();
+        }
+        self.samples.push_back(sample);
+    }
+
+    /// The median so far; [`INITIAL_CALL_COST`] before any sample.
+    pub fn estimate(&self) -> Duration {
+        let mut sorted: Vec<Duration> = self.samples.iter().copied().collect();
+        sorted.sort_unstable();
+        sorted
+            .get(sorted.len() / 2)
+            .copied()
+            .unwrap_or(INITIAL_CALL_COST)
+    }
+}
+
+impl Default for CallCost {
+    fn default() -> Self {
+        CallCost::new()
+    }
+}
 
 impl Pool {
     /// Starts the workers; each spawns its children at once, so they are ready
@@ -161,7 +202,7 @@ impl Pool {
             workers,
             closing,
             started,
-            call_cost_us: AtomicU64::new(INITIAL_CALL_COST.as_micros() as u64),
+            call_cost: std::sync::Mutex::new(CallCost::new()),
         }
     }
 
@@ -175,10 +216,12 @@ impl Pool {
 
     /// What one call costs beyond its search, as measured so far.
     pub fn call_cost(&self) -> Duration {
-        Duration::from_micros(self.call_cost_us.load(Ordering::Relaxed))
+        self.call_cost
+            .lock()
+            .map_or(INITIAL_CALL_COST, |c| c.estimate())
     }
 
-    /// Folds one finished call into the cost estimate (moving average).
+    /// Folds one finished call into the cost estimate.
     fn measure(&self, query: &Query, report: &Report) {
         let mut extra = report.busy_time.saturating_sub(report.search_time);
         if let ChildLimit::MoveTime(asked) = query.limit
@@ -186,10 +229,9 @@ impl Pool {
         {
             extra += report.search_time.saturating_sub(asked);
         }
-        let sample = extra.as_micros() as u64;
-        let old = self.call_cost_us.load(Ordering::Relaxed);
-        self.call_cost_us
-            .store((old * 7 + sample) / 8, Ordering::Relaxed);
+        if let Ok(mut cost) = self.call_cost.lock() {
+            cost.add(extra);
+        }
     }
 
     pub fn config(&self) -> &PoolConfig {
@@ -331,8 +373,13 @@ impl Worker {
                         _ = closing.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
                     }
                 };
+                // A crash or a bad answer is tried once more on a fresh child;
+                // a stall is not: it already cost a whole deadline, and the
+                // decision goes on without it.
                 match &result {
-                    Err(e) if e.needs_restart() && attempt == 0 && !cancel.is_cancelled() => {
+                    Err(e @ (ChildError::Died { .. } | ChildError::BadAnswer { .. }))
+                        if attempt == 0 && !cancel.is_cancelled() =>
+                    {
                         tracing::warn!("worker {n}: {e}; restarting the child and trying again");
                     }
                     _ => break,
@@ -420,6 +467,25 @@ mod tests {
             },
             rx,
         )
+    }
+
+    #[test]
+    fn one_stall_does_not_move_the_call_cost() {
+        let ms = Duration::from_millis;
+        let mut cost = CallCost::new();
+        assert_eq!(cost.estimate(), INITIAL_CALL_COST);
+        for _ in 0..20 {
+            cost.add(ms(2));
+        }
+        // A 2 s stop of the machine hits the calls in flight.
+        cost.add(ms(2000));
+        cost.add(ms(1900));
+        assert_eq!(cost.estimate(), ms(2));
+        // A lasting change is followed within SAMPLES calls.
+        for _ in 0..CallCost::SAMPLES / 2 + 1 {
+            cost.add(ms(9));
+        }
+        assert_eq!(cost.estimate(), ms(9));
     }
 
     #[tokio::test]

@@ -19,7 +19,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
-    ChildLimit, Children, Game, Query, Report, Role, Terminal, Value,
+    ChildFault, ChildLimit, Children, Game, Query, Report, Role, Terminal, Value,
     fortify::{Verdict, fortify},
 };
 
@@ -71,7 +71,55 @@ pub struct Candidate {
     /// Reports of every call made for this candidate.
     pub calls: Vec<Report>,
     /// Why the candidate has no value.
-    pub failure: Option<String>,
+    pub failure: Option<Failure>,
+}
+
+/// Why a candidate has no value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The pass ended (stop, a deadline, a stalled child) before the
+    /// candidate's calls did.
+    Unfinished,
+    /// A child's search was stopped before it finished.
+    Stopped(Role),
+    /// The evaluator finished without a score.
+    NoScore,
+    /// A child call failed; `stalled` when the child missed its deadline.
+    Child {
+        role: Role,
+        stalled: bool,
+        message: String,
+    },
+}
+
+impl Failure {
+    /// A fault of a child (worth telling the user), not the pass being cut.
+    pub fn is_fault(&self) -> bool {
+        matches!(self, Failure::NoScore | Failure::Child { .. })
+    }
+
+    fn of<E: ChildFault>(role: Role, e: &E) -> Failure {
+        if e.is_cancelled() {
+            Failure::Unfinished
+        } else {
+            Failure::Child {
+                role,
+                stalled: e.is_stall(),
+                message: e.to_string(),
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Unfinished => f.write_str("cancelled before it finished"),
+            Failure::Stopped(role) => write!(f, "{role} stopped before it finished"),
+            Failure::NoScore => f.write_str("evaluator gave no score"),
+            Failure::Child { role, message, .. } => write!(f, "{role} failed: {message}"),
+        }
+    }
 }
 
 /// Which rule chose the move.
@@ -86,7 +134,11 @@ pub enum Rule {
     /// Too little time for a lookahead: the evaluator's own move, by plan.
     EvaluatorOnly,
     /// No child answered at all: the first candidate, so a legal move is played.
+    /// The GUI side never plays it: it asks the built-in engine instead.
     NoAnswer,
+    /// The children could not answer in time: the built-in engine searched
+    /// the root in process (decided by the GUI side, not by this module).
+    BuiltinFallback,
 }
 
 /// The outcome of one pass.
@@ -106,8 +158,10 @@ pub struct Decision {
     /// In candidate order.
     pub candidates: Vec<Candidate>,
     pub root: Option<Report>,
+    /// Why the evaluator's root search gave nothing, if it did not.
+    pub root_failure: Option<Failure>,
     pub stats: Stats,
-    /// The pass was cut short by cancellation.
+    /// The pass was cut short: by cancellation, or because a child stalled.
     pub cancelled: bool,
 }
 
@@ -143,8 +197,9 @@ pub fn sort_candidates(candidates: &mut [Move]) {
 }
 
 /// Runs one pass over `candidates` (legal at the game's position, non-empty).
-/// Returns when every call finished, or at once when `cancel` fires, with what
-/// finished by then. `on_candidate` sees each candidate as it finishes, with its
+/// Returns when every call finished, or at once when `cancel` fires or a child
+/// stalls (past a deadline proportional to what it was asked: asking on would
+/// wait as long again), with what finished by then. `on_candidate` sees each candidate as it finishes, with its
 /// rank of completion (1-based). Returns `None` only for an empty candidate list.
 pub async fn decide<C: Children>(
     children: &Arc<C>,
@@ -158,6 +213,8 @@ pub async fn decide<C: Children>(
     let mut order = candidates.to_vec();
     sort_candidates(&mut order);
     let first = *order.first()?;
+    // Cancelled by the caller, or by this pass when a child stalls.
+    let cancel = &cancel.child_token();
 
     let mut tasks = JoinSet::new();
     // The root call is the fallback when time runs out; `Query::urgency` has
@@ -202,6 +259,7 @@ pub async fn decide<C: Children>(
 
     let mut finished: Vec<Option<Candidate>> = vec![None; order.len()];
     let mut root = None;
+    let mut root_failure = None;
     let mut stats = Stats::default();
     let mut done = 0;
     let mut cancelled = false;
@@ -231,13 +289,22 @@ pub async fn decide<C: Children>(
                         stats.add(&report);
                         root = Some(report);
                     }
-                    Err(e) => tracing::warn!("evaluator at the root failed: {e}"),
+                    Err(e) => {
+                        tracing::warn!("evaluator at the root failed: {e}");
+                        if e.is_stall() {
+                            cancel.cancel();
+                        }
+                        root_failure = Some(Failure::of(Role::Evaluator, &e));
+                    }
                 }
                 if grace.is_some() {
                     break;
                 }
             }
             Ok(Finished::Candidate(index, candidate)) => {
+                if let Some(Failure::Child { stalled: true, .. }) = candidate.failure {
+                    cancel.cancel();
+                }
                 candidate.calls.iter().for_each(|r| stats.add(r));
                 done += 1;
                 on_candidate(&candidate, done);
@@ -255,12 +322,14 @@ pub async fn decide<C: Children>(
         .zip(finished)
         .map(|(&mv, c)| {
             c.unwrap_or_else(|| Candidate {
-                failure: Some("cancelled before it finished".to_owned()),
+                failure: Some(Failure::Unfinished),
                 ..Candidate::new(mv)
             })
         })
         .collect();
-    Some(choose(candidates, root, settings, stats, first, cancelled))
+    let mut decision = choose(candidates, root, settings, stats, first, cancelled);
+    decision.root_failure = root_failure;
+    Some(decision)
 }
 
 impl Candidate {
@@ -304,7 +373,7 @@ async fn evaluate<C: Children>(
         };
         match children.search(query, cancel.clone()).await {
             Ok(report) if report.stopped => {
-                candidate.failure = Some("opponent stopped before it finished".to_owned());
+                candidate.failure = Some(Failure::Stopped(Role::Opponent));
                 candidate.calls.push(report);
                 return candidate;
             }
@@ -314,7 +383,7 @@ async fn evaluate<C: Children>(
                 candidate.calls.push(report);
             }
             Err(e) => {
-                candidate.failure = Some(format!("opponent failed: {e}"));
+                candidate.failure = Some(Failure::of(Role::Opponent, &e));
                 return candidate;
             }
         }
@@ -334,9 +403,9 @@ async fn evaluate<C: Children>(
     match children.search(query, cancel).await {
         Ok(report) if report.stopped || report.score.is_none() => {
             candidate.failure = Some(if report.stopped {
-                "evaluator stopped before it finished".to_owned()
+                Failure::Stopped(Role::Evaluator)
             } else {
-                "evaluator gave no score".to_owned()
+                Failure::NoScore
             });
             candidate.calls.push(report);
         }
@@ -353,7 +422,7 @@ async fn evaluate<C: Children>(
             candidate.leaf = Some(report.clone());
             candidate.calls.push(report);
         }
-        Err(e) => candidate.failure = Some(format!("evaluator failed: {e}")),
+        Err(e) => candidate.failure = Some(Failure::of(Role::Evaluator, &e)),
     }
     candidate
 }
@@ -412,9 +481,12 @@ fn choose(
             let value = c.value.or(evaluator_choice.map(|(_, s)| s));
             (c.mv, ponder, value, pv, rule)
         }
+        // The root's move stands in only if its search completed an
+        // iteration (it has a score): a search stopped before that names a
+        // move it never looked at.
         None => match root
             .as_ref()
-            .filter(|r| candidates.iter().any(|c| c.mv == r.best))
+            .filter(|r| r.score.is_some() && candidates.iter().any(|c| c.mv == r.best))
         {
             Some(r) => {
                 stats.depth = r.depth;
@@ -444,6 +516,7 @@ fn choose(
         evaluator_choice,
         candidates,
         root,
+        root_failure: None,
         stats,
         cancelled,
     }
@@ -465,7 +538,11 @@ mod tests {
         replies: HashMap<String, &'static str>,
         scores: HashMap<String, i32>,
         root: Option<(&'static str, i32)>,
+        /// The root search is stopped before its first iteration: a move, no
+        /// score.
+        root_unsearched: bool,
         fail: Vec<String>,
+        stall: Vec<String>,
         /// Every query, in the order the children got them.
         asked: std::sync::Mutex<Vec<String>>,
     }
@@ -495,16 +572,44 @@ mod tests {
         }
     }
 
+    /// A scripted failure: never a stall unless the key says so.
+    #[derive(Debug)]
+    struct ScriptedFailure(String);
+
+    impl std::fmt::Display for ScriptedFailure {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(&self.0)
+        }
+    }
+
+    impl ChildFault for ScriptedFailure {
+        fn is_stall(&self) -> bool {
+            self.0.contains("stall")
+        }
+        fn is_cancelled(&self) -> bool {
+            false
+        }
+    }
+
     impl Children for Scripted {
-        type Error = String;
-        async fn search(&self, q: Query, _cancel: CancellationToken) -> Result<Report, String> {
+        type Error = ScriptedFailure;
+        async fn search(
+            &self,
+            q: Query,
+            _cancel: CancellationToken,
+        ) -> Result<Report, ScriptedFailure> {
             let k = key(&q.line);
             if let Ok(mut asked) = self.asked.lock() {
                 asked.push(k.clone());
             }
             let pos = q.position();
             if self.fail.contains(&k) {
-                return Err(format!("scripted failure at '{k}'"));
+                return Err(ScriptedFailure(format!("scripted failure at '{k}'")));
+            }
+            if self.stall.contains(&k) {
+                // The first call to stall ends the pass; no other call must
+                // be waited for.
+                return Err(ScriptedFailure(format!("scripted stall at '{k}'")));
             }
             match q.role {
                 Role::Opponent => {
@@ -521,7 +626,18 @@ mod tests {
                     Ok(report(&pos, reply, 0))
                 }
                 Role::Evaluator if q.line.is_empty() => {
-                    let (m, s) = self.root.ok_or("no root script")?;
+                    if self.root_unsearched {
+                        let first = pos.legal_moves()[0];
+                        return Ok(Report {
+                            score: None,
+                            stopped: true,
+                            depth: 0,
+                            ..report(&pos, &UciMove::from_standard(first).to_string(), 0)
+                        });
+                    }
+                    let (m, s) = self
+                        .root
+                        .ok_or_else(|| ScriptedFailure("no root script".into()))?;
                     Ok(report(&pos, m, s))
                 }
                 Role::Evaluator => {
@@ -570,7 +686,9 @@ mod tests {
         )
         .await
         .expect("candidates");
-        assert_eq!(seen.len(), cands.len(), "every candidate reported once");
+        if !d.cancelled {
+            assert_eq!(seen.len(), cands.len(), "every candidate reported once");
+        }
         let asked = children.asked.lock().map(|a| a.clone()).unwrap_or_default();
         if g.terminal_now().is_none() {
             assert_eq!(
@@ -717,6 +835,56 @@ mod tests {
         };
         let d = run(c, &g, &cands, ONE).await;
         assert_eq!((key(&[d.best]), d.rule), ("d2d4".into(), Rule::NoAnswer));
+
+        // A root search stopped before its first iteration is no answer.
+        let c = Scripted {
+            fail: vec!["e2e4".into(), "d2d4".into()],
+            root_unsearched: true,
+            ..Default::default()
+        };
+        let d = run(c, &g, &cands, ONE).await;
+        assert_eq!(d.rule, Rule::NoAnswer);
+    }
+
+    #[tokio::test]
+    async fn a_stalled_child_ends_the_pass_with_what_finished() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4"]);
+        let c = Scripted {
+            stall: vec!["d2d4".into()],
+            root: Some(("e2e4", 10)),
+            ..Default::default()
+        };
+        let d = run(c, &g, &cands, ONE).await;
+        assert!(d.cancelled, "a stall cuts the pass");
+        let stalled = d.candidates.iter().find(|c| key(&[c.mv]) == "d2d4");
+        assert!(
+            matches!(
+                stalled.and_then(|c| c.failure.clone()),
+                Some(Failure::Child {
+                    role: Role::Opponent,
+                    stalled: true,
+                    ..
+                })
+            ),
+            "{stalled:?}"
+        );
+        assert!(
+            stalled
+                .and_then(|c| c.failure.as_ref())
+                .is_some_and(Failure::is_fault)
+        );
+        // The root stalling leaves nothing to wait for either.
+        let c = Scripted {
+            stall: vec!["".into()],
+            ..Default::default()
+        };
+        let d = run(c, &g, &cands, ONE).await;
+        assert!(d.cancelled);
+        assert!(matches!(
+            d.root_failure,
+            Some(Failure::Child { stalled: true, .. })
+        ));
     }
 
     #[tokio::test]

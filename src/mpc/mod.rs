@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use budget::ChildLimit;
 pub use game::{Game, Terminal};
-pub use lookahead::{Candidate, Decision, Lookahead, Rule, Settings, decide};
+pub use lookahead::{Candidate, Decision, Failure, Lookahead, Rule, Settings, decide};
 pub use score::Value;
 
 /// What a child engine is asked to be.
@@ -93,9 +93,19 @@ pub struct Report {
     pub stopped: bool,
 }
 
+/// What the core must know of a failed child call beyond its message.
+pub trait ChildFault: fmt::Display + Send + 'static {
+    /// The child missed its deadline: more calls in this pass would likely
+    /// wait as long again.
+    fn is_stall(&self) -> bool;
+    /// The call was cancelled by its asker (or the children are shut down):
+    /// nothing wrong with the child.
+    fn is_cancelled(&self) -> bool;
+}
+
 /// Child engines as the core sees them.
 pub trait Children: Send + Sync + 'static {
-    type Error: fmt::Display + Send + 'static;
+    type Error: ChildFault;
 
     /// Runs one search. On `cancel` the child is stopped and the search ends
     /// with whatever it had (`Report::stopped`), or an error.

@@ -23,6 +23,10 @@ use std::fmt;
 
 use shakmaty::{fen::Fen, uci::UciMove};
 
+/// How an empty string is written in an `option … type string default` line
+/// (Stockfish's convention); GUIs send it back in `setoption` for "empty".
+pub const EMPTY: &str = "<empty>";
+
 /// A failure to understand (part of) a UCI line; keeps the failed input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
@@ -579,7 +583,7 @@ fn parse_option(tokens: &[&str]) -> Option<OptionSpec> {
         }
     }
     let default_text = default.as_ref().map(|d| d.join(" ")).unwrap_or_default();
-    let default_text = if default_text == "<empty>" {
+    let default_text = if default_text == EMPTY {
         String::new()
     } else {
         default_text
@@ -691,11 +695,7 @@ impl fmt::Display for OptionSpec {
             }
             OptionType::Button => f.write_str("button"),
             OptionType::String { default } => {
-                let shown = if default.is_empty() {
-                    "<empty>"
-                } else {
-                    default
-                };
+                let shown = if default.is_empty() { EMPTY } else { default };
                 write!(f, "string default {shown}")
             }
         }

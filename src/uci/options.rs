@@ -10,7 +10,7 @@ use shakmaty::CastlingMode;
 use crate::{
     engine::{ChildConfig, PoolConfig, inprocess::BUILTIN},
     mpc::{Lookahead, Settings},
-    uci::codec::{OptionSpec, OptionType},
+    uci::codec::{EMPTY, OptionSpec, OptionType},
 };
 
 /// A failed `setoption`, naming the option and the value.
@@ -135,7 +135,11 @@ impl Options {
             .find(|n| n.eq_ignore_ascii_case(name.trim()))
             .ok_or_else(|| OptionError::Unknown(name.to_owned()))?;
         let spec = Options::spec(canonical).ok_or_else(|| OptionError::Unknown(name.to_owned()))?;
-        let value = value.map(str::trim);
+        // GUIs echo back the `default <empty>` that `uci` prints for an empty
+        // string; like Stockfish, read it as the empty string.
+        let value = value
+            .map(str::trim)
+            .map(|v| if v == EMPTY { "" } else { v });
         let bad = |value: &str, expected: String| OptionError::BadValue {
             name: spec.name.clone(),
             value: value.to_owned(),
@@ -220,38 +224,54 @@ impl Options {
     /// The child processes these options ask for. An empty `Opponent` means
     /// the evaluator's command; an empty `OpponentOptions` then means the
     /// evaluator's options too, so one set of processes serves both roles.
+    ///
+    /// `Hash` is the whole hash memory, as GUIs and tournament rules mean it:
+    /// it is split evenly over the child processes (`Threads` of them when
+    /// the roles share processes, twice that when they do not), at least
+    /// 1 MB each.
     pub fn pool_config(&self) -> Result<PoolConfig, OptionError> {
-        let evaluator =
-            self.child_config(&self.evaluator, &self.evaluator_options, "EvaluatorOptions")?;
-        let opponent = if self.opponent.trim().is_empty() && self.opponent_options.trim().is_empty()
-        {
-            evaluator.clone()
-        } else {
-            let command = if self.opponent.trim().is_empty() {
-                &self.evaluator
-            } else {
-                &self.opponent
-            };
-            self.child_config(command, &self.opponent_options, "OpponentOptions")?
+        let config = |hash| -> Result<PoolConfig, OptionError> {
+            let evaluator = self.child_config(
+                &self.evaluator,
+                &self.evaluator_options,
+                "EvaluatorOptions",
+                hash,
+            )?;
+            let opponent =
+                if self.opponent.trim().is_empty() && self.opponent_options.trim().is_empty() {
+                    evaluator.clone()
+                } else {
+                    let command = if self.opponent.trim().is_empty() {
+                        &self.evaluator
+                    } else {
+                        &self.opponent
+                    };
+                    self.child_config(command, &self.opponent_options, "OpponentOptions", hash)?
+                };
+            Ok(PoolConfig {
+                evaluator,
+                opponent,
+                threads: self.threads as usize,
+            })
         };
-        Ok(PoolConfig {
-            evaluator,
-            opponent,
-            threads: self.threads as usize,
-        })
+        let whole = config(self.hash)?;
+        let processes = whole.processes().max(1) as u32;
+        config((self.hash / processes).max(1))
     }
 
+    /// One child's options: `hash_mb` is its share of `Hash`.
     fn child_config(
         &self,
         command: &str,
         extra: &str,
         option: &str,
+        hash_mb: u32,
     ) -> Result<ChildConfig, OptionError> {
         // One search thread per child: `Threads` counts children, not cores
         // inside a child. The user's own options come last and win.
         let mut options = vec![
             ("Threads".to_owned(), "1".to_owned()),
-            ("Hash".to_owned(), self.hash.to_string()),
+            ("Hash".to_owned(), hash_mb.to_string()),
         ];
         if self.chess960 {
             options.push(("UCI_Chess960".to_owned(), "true".to_owned()));
@@ -377,5 +397,60 @@ mod tests {
         );
         let e = o.set("EvaluatorOptions", Some("Hash")).expect_err("no '='");
         assert!(e.to_string().contains("Name=Value"), "{e}");
+    }
+
+    #[test]
+    fn empty_as_uci_shows_it_is_the_empty_string() {
+        let mut o = Options {
+            opponent: "/usr/games/stockfish".into(),
+            log_file: "mpcmc.log".into(),
+            ..Options::default()
+        };
+        for name in ["Opponent", "LogFile", "EvaluatorOptions", "OpponentOptions"] {
+            o.set(name, Some(EMPTY)).expect(name);
+            o.set(name, Some(" <empty> ")).expect(name);
+        }
+        assert_eq!(o.opponent, "");
+        assert_eq!(o.log_file, "");
+        assert_eq!(o.evaluator_options, "");
+        assert!(o.pool_config().expect("config").shared_roles());
+        // `uci` prints exactly what is read back.
+        let spec = Options::spec("LogFile").expect("LogFile").to_string();
+        assert!(spec.ends_with(&format!("default {EMPTY}")), "{spec}");
+    }
+
+    #[test]
+    fn hash_is_the_whole_memory_split_over_the_processes() {
+        let hash_of = |c: &ChildConfig| {
+            c.options
+                .iter()
+                .rev()
+                .find(|(n, _)| n == "Hash")
+                .map(|(_, v)| v.clone())
+        };
+        let mut o = Options::default();
+        o.set("Threads", Some("4")).expect("threads");
+        o.set("Hash", Some("256")).expect("hash");
+        let c = o.pool_config().expect("config");
+        assert_eq!(c.processes(), 4);
+        assert_eq!(hash_of(&c.evaluator).as_deref(), Some("64"));
+        // Roles apart: eight processes.
+        o.set("OpponentOptions", Some("Skill Level=3"))
+            .expect("set");
+        let c = o.pool_config().expect("config");
+        assert_eq!(c.processes(), 8);
+        assert_eq!(hash_of(&c.evaluator).as_deref(), Some("32"));
+        assert_eq!(hash_of(&c.opponent).as_deref(), Some("32"));
+        // Never below 1 MB; the user's own child Hash still wins.
+        o.set("Hash", Some("1")).expect("hash");
+        assert_eq!(
+            hash_of(&o.pool_config().expect("c").evaluator).as_deref(),
+            Some("1")
+        );
+        o.set("EvaluatorOptions", Some("Hash=128")).expect("set");
+        assert_eq!(
+            hash_of(&o.pool_config().expect("c").evaluator).as_deref(),
+            Some("128")
+        );
     }
 }

@@ -44,8 +44,11 @@ impl Output {
         Ok((Output { lines }, writer))
     }
 
+    /// Sends one line. Control characters in it (a NUL or an ESC echoed from
+    /// bad input, a stray newline) are escaped, so a GUI always reads exactly
+    /// one printable line.
     pub fn line(&self, line: impl Into<String>) {
-        let _ = self.lines.send(line.into());
+        let _ = self.lines.send(printable(line.into()));
     }
 
     /// The one `bestmove` of a `go`, in the game's castling notation. At a
@@ -87,5 +90,58 @@ impl Output {
     /// `info string …`: diagnostics a GUI shows and logs.
     pub fn info_string(&self, text: impl std::fmt::Display) {
         self.line(format!("info string {text}"));
+    }
+}
+
+/// `line` with every control character written as a Rust escape (`\0` →
+/// `\u{0}`, ESC → `\u{1b}`, tab → `\t`).
+fn printable(line: String) -> String {
+    if !line.chars().any(char::is_control) {
+        return line;
+    }
+    line.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A sink the test can read after the writer is done.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("sink").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_gui() {
+        let sink = Shared::default();
+        let (out, writer) = Output::start(sink.clone()).expect("writer");
+        out.info_string("bad \0 \x1b[31m red\r\nbestmove a2a3 \t é");
+        out.line("bestmove e2e4");
+        drop(out);
+        writer.join().expect("join");
+        let text = String::from_utf8(sink.0.lock().expect("sink").clone()).expect("utf-8");
+        assert_eq!(
+            text,
+            "info string bad \\u{0} \\u{1b}[31m red\\r\\nbestmove a2a3 \\t é\nbestmove e2e4\n"
+        );
     }
 }

@@ -7,9 +7,15 @@
 //! `stop` (`infinite`, and `ponder` until `ponderhit`). Whatever happens, the
 //! task ends by writing one `bestmove` with a legal move, or `(none)` at a
 //! finished root; under `infinite` and `ponder` only after `stop`/`ponderhit`.
+//!
+//! The move played is always searched. When the children cannot answer in
+//! time (too little time for a child round trip, a stalled or broken child,
+//! a `stop` before anything finished), the built-in engine searches the root
+//! in this process — it starts in microseconds and always completes its first
+//! iteration — for the time that is left, and its move is played.
 
 use std::{
-    sync::Arc,
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
@@ -17,14 +23,16 @@ use shakmaty::{Color, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    engine::Pool,
+    engine::{Pool, builtin},
     mpc::{
-        ChildLimit, Children, Decision, Game, Lookahead, Query, Role, Rule, Settings, Value,
-        budget::{TimedPlan, plan_timed, split_nodes},
+        ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Role, Rule, Settings,
+        Value,
+        budget::{MIN_CALL, TimedPlan, plan_timed, split_nodes},
         decide,
         lookahead::{CANCEL_GRACE, Stats},
     },
     uci::{
+        builtin_go::{self, BuiltinGo},
         codec::{Go, Info},
         options::Options,
         output::Output,
@@ -36,6 +44,17 @@ use crate::{
 pub const BARE_GO_NODES: u64 = 10_000;
 /// Per-call nodes of the first pass under `go infinite`; each pass doubles it.
 const FIRST_PASS_NODES: u64 = 1_000;
+/// How long the built-in fallback searches when the GUI wants the move now
+/// (`stop`, or a new `go`) and no child had answered.
+const FALLBACK_AFTER_STOP: Duration = Duration::from_millis(10);
+/// The fallback engine's hash table, MB (besides `Hash`, which the children
+/// share).
+const FALLBACK_HASH_MB: usize = 1;
+
+/// The built-in engine a session keeps for moves its children cannot make.
+pub fn fallback_engine() -> Arc<Mutex<builtin::Engine>> {
+    Arc::new(Mutex::new(builtin::Engine::new(FALLBACK_HASH_MB)))
+}
 
 /// Everything one `go` needs.
 pub struct GoRequest {
@@ -49,6 +68,9 @@ pub struct GoRequest {
     pub stop: CancellationToken,
     pub ponderhit: CancellationToken,
     pub debug: bool,
+    /// The built-in engine that answers when the children cannot
+    /// ([`fallback_engine`]).
+    pub fallback: Arc<Mutex<builtin::Engine>>,
 }
 
 /// How the decision is budgeted.
@@ -130,6 +152,8 @@ struct Outcome {
     settings: Settings,
     /// Its `info` line went out already.
     reported: bool,
+    /// Why the built-in engine had to answer (with [`Rule::BuiltinFallback`]).
+    why: Option<String>,
 }
 
 /// A complete pass beats a cut-short one; otherwise the newer wins.
@@ -146,6 +170,8 @@ struct Search {
     candidates: Vec<Move>,
     /// Nodes over all passes of this `go`.
     nodes: u64,
+    /// When the move must be made, once known.
+    deadline: Option<Instant>,
 }
 
 impl Search {
@@ -169,6 +195,7 @@ impl Search {
             req,
             candidates,
             nodes: 0,
+            deadline: None,
         }
     }
 
@@ -184,7 +211,7 @@ impl Search {
         let us = self.req.game.position().turn();
         let overhead = Duration::from_millis(self.req.options.move_overhead);
         let settings = self.req.options.settings();
-        let outcome = match plan(&self.req.go, &self.req.options, us, self.candidates.len()) {
+        let result = match plan(&self.req.go, &self.req.options, us, self.candidates.len()) {
             Plan::Pass(limit) => {
                 // Pondering, the clock is not ours until `ponderhit`.
                 let ends = if self.req.go.ponder {
@@ -203,10 +230,20 @@ impl Search {
                         on_ponderhit: OnPonderHit::Ignore,
                     }
                 };
-                self.pass(limit, settings, ends).await
+                self.pass(limit, settings, ends)
+                    .await
+                    .ok_or_else(no_candidates)
             }
             Plan::Timed(budget) => self.timed(self.req.received, budget, settings).await,
-            Plan::Deepening => self.deepen(settings, us, overhead).await,
+            Plan::Deepening => self
+                .deepen(settings, us, overhead)
+                .await
+                .ok_or_else(no_candidates),
+        };
+        let outcome = match result {
+            Ok(o) if o.decision.rule != Rule::NoAnswer => Some(o),
+            Ok(o) => self.fallback(unanswered(&o.decision), settings).await,
+            Err(why) => self.fallback(why, settings).await,
         };
         match outcome {
             Some(o) => {
@@ -253,16 +290,14 @@ impl Search {
                 return match move_budget(&self.req.go, us, overhead) {
                     Some(budget) => {
                         let timed = self.timed(hit, budget, settings).await;
-                        keep_better(last, timed)
+                        keep_better(last, timed.ok())
                     }
                     None => last,
                 };
             }
             if broken {
-                // No child answers: more passes would only spin.
-                self.req
-                    .out
-                    .info_string("no child engine answers; waiting for stop");
+                // No child answers: more passes would only spin; the
+                // built-in engine takes over until `stop`.
                 return last;
             }
             nodes = nodes.saturating_mul(2).min(1 << 30);
@@ -270,13 +305,15 @@ impl Search {
     }
 
     /// One pass split out of `budget` from `start`, ended by the deadline.
+    /// `Err` says why no child could answer in time.
     async fn timed(
         &mut self,
         start: Instant,
         budget: Duration,
         settings: Settings,
-    ) -> Option<Outcome> {
+    ) -> Result<Outcome, String> {
         let deadline = start + budget;
+        self.deadline = Some(deadline);
         let threads = self.req.options.threads as usize;
         let cost = self.req.pool.call_cost();
         match plan_timed(
@@ -302,7 +339,12 @@ impl Search {
                 };
                 self.pass(ChildLimit::MoveTime(per_call), settings, ends)
                     .await
+                    .ok_or_else(no_candidates)
             }
+            // Not even one child call fits.
+            TimedPlan::EvaluatorOnly(time) if time < MIN_CALL => Err(format!(
+                "{budget:?} for this move leaves no time for a child round trip"
+            )),
             TimedPlan::EvaluatorOnly(time) => self.evaluator_only(time, deadline, settings).await,
         }
     }
@@ -313,7 +355,7 @@ impl Search {
         time: Duration,
         deadline: Instant,
         settings: Settings,
-    ) -> Option<Outcome> {
+    ) -> Result<Outcome, String> {
         let limit = ChildLimit::MoveTime(time.max(Duration::from_millis(1)));
         let query = Query {
             role: Role::Evaluator,
@@ -343,18 +385,20 @@ impl Search {
             }
         };
         let report = match result {
+            Ok(r) if r.score.is_none() => {
+                return Err("the evaluator was stopped before its first iteration".to_owned());
+            }
             Ok(r) if self.candidates.contains(&r.best) => r,
             Ok(r) => {
-                self.req.out.info_string(format!(
-                    "evaluator's move {} is not among the searchmoves",
+                return Err(format!(
+                    "the evaluator's move {} is not among the searchmoves",
                     self.uci(r.best)
                 ));
-                return None;
             }
-            Err(e) => {
-                self.req.out.info_string(format!("evaluator failed: {e}"));
-                return None;
+            Err(e) if e.is_cancelled() => {
+                return Err("the evaluator did not answer in time".to_owned());
             }
+            Err(e) => return Err(format!("evaluator failed: {e}")),
         };
         let pv = if report.pv.first() == Some(&report.best) {
             report.pv.clone()
@@ -378,14 +422,82 @@ impl Search {
                 depth: report.depth,
             },
             root: Some(report),
+            root_failure: None,
             cancelled: grace.is_some(),
         };
         self.nodes += decision.stats.nodes;
-        Some(Outcome {
+        Ok(Outcome {
             decision,
             limit,
             settings,
             reported: false,
+            why: None,
+        })
+    }
+
+    /// The built-in engine's own search of the root, in this process, when
+    /// the children cannot answer (`why`): until the move's deadline; after a
+    /// `stop` (the GUI wants the move now) for [`FALLBACK_AFTER_STOP`];
+    /// without a deadline, as the `go` line asks (until `stop` under
+    /// `infinite`). Its first iteration always completes.
+    async fn fallback(&mut self, why: String, settings: Settings) -> Option<Outcome> {
+        let mut go = Go::default();
+        let mut overhead = Duration::ZERO;
+        let mut stop = self.req.stop.clone();
+        if self.req.stop.is_cancelled() {
+            go.movetime = Some(FALLBACK_AFTER_STOP.as_millis() as u64);
+            // Already stopped: only the move time may end this search.
+            stop = CancellationToken::new();
+        } else if let Some(deadline) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            go.movetime = Some(left.as_millis().max(1) as u64);
+        } else {
+            go = self.req.go.clone();
+            overhead = Duration::from_millis(self.req.options.move_overhead);
+        }
+        go.searchmoves = self.candidates.iter().map(|m| self.uci(*m)).collect();
+        let request = BuiltinGo {
+            go,
+            game: self.req.game.clone(),
+            engine: self.req.fallback.clone(),
+            hash_mb: FALLBACK_HASH_MB,
+            clear: Arc::default(),
+            out: self.req.out.clone(),
+            overhead,
+            stop,
+            ponderhit: self.req.ponderhit.clone(),
+        };
+        let started = Instant::now();
+        let outcome = builtin_go::search(&request).await?;
+        let elapsed = started.elapsed();
+        let best = outcome.best?;
+        self.nodes += outcome.nodes;
+        let decision = Decision {
+            best,
+            ponder: outcome.ponder,
+            value: outcome.score.map(Value::from_uci),
+            pv: outcome.pv,
+            rule: Rule::BuiltinFallback,
+            lookahead_choice: None,
+            evaluator_choice: None,
+            candidates: Vec::new(),
+            root: None,
+            root_failure: None,
+            stats: Stats {
+                calls: 1,
+                nodes: outcome.nodes,
+                busy_time: elapsed,
+                search_time: elapsed,
+                depth: outcome.depth,
+            },
+            cancelled: false,
+        };
+        Some(Outcome {
+            decision,
+            limit: ChildLimit::MoveTime(elapsed),
+            settings,
+            reported: false,
+            why: Some(why),
         })
     }
 
@@ -403,7 +515,7 @@ impl Search {
                 let reply = c.reply.map(|r| UciMove::from_move(r, castling).to_string());
                 let what = match (c.value, &c.failure) {
                     (Some(v), _) => format!("value {v}"),
-                    (None, Some(f)) => f.clone(),
+                    (None, Some(f)) => f.to_string(),
                     (None, None) => "no value".to_owned(),
                 };
                 out.info_string(format!(
@@ -417,6 +529,9 @@ impl Search {
         let candidates = self.candidates.clone();
         let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
         let mut deadline = ends.deadline;
+        if deadline.is_some() {
+            self.deadline = deadline;
+        }
         let watch_ponderhit = !matches!(ends.on_ponderhit, OnPonderHit::Ignore);
         let decision = {
             let work = decide(
@@ -439,7 +554,10 @@ impl Search {
                         match ends.on_ponderhit {
                             OnPonderHit::Cancel => cancel.cancel(),
                             // Our clock starts now; a fixed budget keeps off the flag.
-                            OnPonderHit::StartClock(Some(guard)) => deadline = Some(Instant::now() + guard),
+                            OnPonderHit::StartClock(Some(guard)) => {
+                                deadline = Some(Instant::now() + guard);
+                                self.deadline = deadline;
+                            }
                             OnPonderHit::StartClock(None) | OnPonderHit::Ignore => {}
                         }
                     }
@@ -454,6 +572,7 @@ impl Search {
             limit,
             settings,
             reported: false,
+            why: None,
         };
         if !outcome.decision.cancelled {
             self.report(&outcome);
@@ -488,7 +607,12 @@ impl Search {
             Rule::EvaluatorFallback => "no candidate finished: evaluator move",
             Rule::EvaluatorOnly => "time is short: evaluator move without lookahead",
             Rule::NoAnswer => "no child answered: first legal move",
+            Rule::BuiltinFallback => "children did not answer in time: built-in engine move",
         };
+        if let Some(why) = &o.why {
+            self.req.out.info_string(format!("{rule} ({why})"));
+            return;
+        }
         let lookahead = match o.settings.lookahead {
             Lookahead::Half => "half-step",
             Lookahead::One => "one-step",
@@ -503,11 +627,12 @@ impl Search {
             if d.cancelled { ", cut short" } else { "" },
         ));
         // Child failures other than being cut short are worth a line each kind.
-        let mut failures: Vec<&str> = d
-            .candidates
+        let mut failures: Vec<String> = d
+            .root_failure
             .iter()
-            .filter_map(|c| c.failure.as_deref())
-            .filter(|f| !f.contains("stopped") && !f.contains("cancelled"))
+            .chain(d.candidates.iter().filter_map(|c| c.failure.as_ref()))
+            .filter(|f| f.is_fault())
+            .map(ToString::to_string)
             .collect();
         failures.sort_unstable();
         failures.dedup();
@@ -527,5 +652,24 @@ impl Search {
                 _ = self.req.ponderhit.cancelled() => {}
             }
         }
+    }
+}
+
+fn no_candidates() -> String {
+    "no candidate move to search".to_owned()
+}
+
+/// Why a pass that ended with [`Rule::NoAnswer`] has nothing: the first
+/// child fault, else that it was cut short.
+fn unanswered(d: &Decision) -> String {
+    let fault = d
+        .root_failure
+        .iter()
+        .chain(d.candidates.iter().filter_map(|c| c.failure.as_ref()))
+        .find(|f| f.is_fault());
+    match fault {
+        Some(f) => f.to_string(),
+        None if d.cancelled => "cut short before any child answered".to_owned(),
+        None => "no child answered".to_owned(),
     }
 }

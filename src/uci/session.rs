@@ -13,7 +13,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{Chess, EnPassantMode, Position, PositionError, fen::Fen, uci::UciMove};
+use shakmaty::{
+    CastlingMode, Chess, EnPassantMode, Position, PositionError, PositionErrorKinds, fen::Fen,
+    uci::UciMove,
+};
 use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
@@ -113,14 +116,14 @@ pub struct Session {
     pool: Option<Arc<Pool>>,
     /// Pools being shut down after an option change.
     retiring: Vec<JoinHandle<()>>,
-    /// Tasks that answer `readyok` once the children are up.
-    ready_waiters: Vec<JoinHandle<()>>,
     search: Option<Running>,
     debug: bool,
+    /// The built-in engine that makes the move when the children cannot.
+    fallback: Arc<std::sync::Mutex<builtin::Engine>>,
 }
 
 /// How long `isready` waits for the children to start.
-const READY_WAIT: Duration = Duration::from_secs(30);
+const READY_WAIT: Duration = Duration::from_secs(5);
 
 /// How long `quit` waits for a search to write its `bestmove`.
 const QUIT_GRACE: Duration = Duration::from_secs(3);
@@ -144,9 +147,9 @@ impl Session {
             positioned: false,
             pool: None,
             retiring: Vec::new(),
-            ready_waiters: Vec::new(),
             search: None,
             debug: false,
+            fallback: search::fallback_engine(),
         }
     }
 
@@ -221,32 +224,23 @@ impl Session {
             }
             GuiCommand::Debug(on) => self.debug = on,
             GuiCommand::IsReady => {
-                // Mid-search: at once. Otherwise the children are (re)started
-                // and `readyok` follows when they are up, as GUIs expect of an
-                // engine initialising; the coordinator stays free meanwhile.
-                let pool = if self.search.is_none() && self.standalone.is_none() {
-                    self.pool()
-                } else {
-                    None
-                };
-                match pool {
-                    Some(pool) => {
-                        let out = self.out.clone();
-                        self.ready_waiters.retain(|w| !w.is_finished());
-                        self.ready_waiters.push(tokio::spawn(async move {
-                            if tokio::time::timeout(READY_WAIT, pool.ready())
-                                .await
-                                .is_err()
-                            {
-                                out.info_string(format!(
-                                    "child engines not ready after {READY_WAIT:?}"
-                                ));
-                            }
-                            out.line("readyok");
-                        }));
-                    }
-                    None => self.out.line("readyok"),
+                // Answered in order, always. With no search running the
+                // children are (re)started first and `readyok` waits for them,
+                // as GUIs expect of an engine initialising, but never longer
+                // than READY_WAIT: a slow child then finishes starting on its
+                // own and is used when it is up. Mid-search: at once.
+                if self.search.is_none()
+                    && self.standalone.is_none()
+                    && let Some(pool) = self.pool()
+                    && tokio::time::timeout(READY_WAIT, pool.ready())
+                        .await
+                        .is_err()
+                {
+                    self.out.info_string(format!(
+                        "child engines still starting after {READY_WAIT:?}; they are used once up"
+                    ));
                 }
+                self.out.line("readyok");
             }
             GuiCommand::SetOption { name, value } => {
                 let declared = self.standalone.is_none()
@@ -291,13 +285,17 @@ impl Session {
                     self.out
                         .info_string("go before any position: searching the start position");
                 }
-                if self.standalone.is_some() {
-                    self.go_builtin(go);
+                if let Some(standalone) = &self.standalone {
+                    let (engine, clear) = (standalone.engine.clone(), standalone.clear.clone());
+                    self.go_builtin(go, engine, self.options.hash as usize, clear);
                     return true;
                 }
                 let Some(pool) = self.pool() else {
-                    // No children can be configured: still answer with a move.
-                    self.answer_first_legal();
+                    // No children can be configured: the built-in engine
+                    // still searches the move.
+                    let engine = self.fallback.clone();
+                    let hash_mb = engine.lock().map_or(1, |e| e.hash_mb());
+                    self.go_builtin(go, engine, hash_mb, Arc::default());
                     return true;
                 };
                 let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
@@ -312,6 +310,7 @@ impl Session {
                     stop: stop.clone(),
                     ponderhit: ponderhit.clone(),
                     debug: self.debug,
+                    fallback: self.fallback.clone(),
                 };
                 let task = tokio::spawn(search::run(request));
                 self.running(until_told, stop, ponderhit, task);
@@ -332,19 +331,23 @@ impl Session {
         true
     }
 
-    /// Starts a `go` of the standalone built-in engine.
-    fn go_builtin(&mut self, go: crate::uci::codec::Go) {
-        let Some(standalone) = self.standalone.as_ref() else {
-            return;
-        };
+    /// Starts a `go` of a built-in engine alone: `mpcmc engine`'s, or the
+    /// fallback when no child can be configured.
+    fn go_builtin(
+        &mut self,
+        go: crate::uci::codec::Go,
+        engine: Arc<std::sync::Mutex<builtin::Engine>>,
+        hash_mb: usize,
+        clear: Arc<std::sync::atomic::AtomicBool>,
+    ) {
         let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
         let until_told = go.ends_when_told();
         let request = BuiltinGo {
             go,
             game: self.game.clone(),
-            engine: standalone.engine.clone(),
-            hash_mb: self.options.hash as usize,
-            clear: standalone.clear.clone(),
+            engine,
+            hash_mb,
+            clear,
             out: self.out.clone(),
             overhead: Duration::from_millis(self.options.move_overhead),
             stop: stop.clone(),
@@ -380,11 +383,32 @@ impl Session {
             StartPosition::Fen(fen) => {
                 // Like python-chess: drop castling rights and en-passant squares
                 // that cannot be, keep the rest.
-                let pos = fen
+                let parsed = fen
                     .clone()
                     .into_position::<Chess>(mode)
-                    .or_else(PositionError::ignore_invalid_ep_square)
-                    .or_else(PositionError::ignore_invalid_castling_rights);
+                    .or_else(PositionError::ignore_invalid_ep_square);
+                let pos = match parsed {
+                    Ok(pos) => Ok(pos),
+                    Err(e) => {
+                        let castling = e
+                            .kinds()
+                            .contains(PositionErrorKinds::INVALID_CASTLING_RIGHTS);
+                        let pos = e.ignore_invalid_castling_rights();
+                        if castling && let Ok(pos) = &pos {
+                            let hint = match mode {
+                                CastlingMode::Standard => {
+                                    " (Shredder-FEN castling files need UCI_Chess960 true)"
+                                }
+                                CastlingMode::Chess960 => "",
+                            };
+                            self.out.info_string(format!(
+                                "castling rights that cannot be are dropped{hint}: position set to {}",
+                                Fen::from_position(pos, EnPassantMode::Legal)
+                            ));
+                        }
+                        pos
+                    }
+                };
                 match pos {
                     Ok(pos) => (Some(Fen::from_position(&pos, EnPassantMode::Legal)), pos),
                     Err(e) => {
@@ -498,11 +522,8 @@ impl Session {
         }
     }
 
-    /// The one `bestmove` when nothing searched: the first legal move.
-    fn answer_first_legal(&self) {
-        self.answer_first_legal_in(&self.game);
-    }
-
+    /// The one `bestmove` of a search task that died: the first legal move,
+    /// the last resort.
     fn answer_first_legal_in(&self, game: &Game) {
         let pos = game.position();
         let first = pos.legal_moves().first().copied();
@@ -510,10 +531,6 @@ impl Session {
     }
 
     async fn shutdown(mut self) {
-        for waiter in self.ready_waiters.drain(..) {
-            waiter.abort();
-            let _ = waiter.await;
-        }
         self.finish_search().await;
         if let Some(pool) = self.pool.take() {
             self.retire(pool);

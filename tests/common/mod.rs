@@ -45,7 +45,13 @@ pub struct Engine {
 impl Engine {
     /// Starts mpcmc with `flags` (option flags like `--child-nodes=1000`).
     pub fn start(flags: &[&str]) -> Engine {
+        Engine::start_in(Path::new("."), flags)
+    }
+
+    /// Starts mpcmc in directory `dir`, as a GUI starts engines in its own.
+    pub fn start_in(dir: &Path, flags: &[&str]) -> Engine {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+            .current_dir(dir)
             .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

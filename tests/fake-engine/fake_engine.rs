@@ -12,10 +12,14 @@
 //!   every real line;
 //! - `--illegal-bestmove`: answer `bestmove a1a1`;
 //! - `--none-bestmove`: answer `bestmove (none)`;
+//! - `--deaf-after-go`: on `go`, ignore SIGTERM and never read stdin again
+//!   (a hung child that only SIGKILL ends);
+//! - `--slow-start=<ms>`: wait that long before `uciok`;
 //! - `--move=<uci>`: the move to answer (default `e2e4`);
 //! - `--echo-to=<path>`: append every line received to that file.
 //!
-//! Only std: it is built as a `[[bin]]` of the crate for the tests.
+//! Only std (and libc on Linux, to ignore SIGTERM): it is built as a `[[bin]]`
+//! of the crate for the tests.
 
 use std::{
     fs::{File, OpenOptions},
@@ -32,6 +36,8 @@ struct Flags {
     garbage: bool,
     illegal_bestmove: bool,
     none_bestmove: bool,
+    deaf_after_go: bool,
+    slow_start: Option<u64>,
     best: Option<String>,
     echo_to: Option<String>,
 }
@@ -48,8 +54,11 @@ impl Flags {
                 "--garbage" => flags.garbage = true,
                 "--illegal-bestmove" => flags.illegal_bestmove = true,
                 "--none-bestmove" => flags.none_bestmove = true,
+                "--deaf-after-go" => flags.deaf_after_go = true,
                 _ => {
-                    if let Some(m) = arg.strip_prefix("--move=") {
+                    if let Some(ms) = arg.strip_prefix("--slow-start=") {
+                        flags.slow_start = Some(ms.parse().map_err(|_| format!("bad '{arg}'"))?);
+                    } else if let Some(m) = arg.strip_prefix("--move=") {
                         flags.best = Some(m.to_owned());
                     } else if let Some(path) = arg.strip_prefix("--echo-to=") {
                         flags.echo_to = Some(path.to_owned());
@@ -144,6 +153,9 @@ fn run(flags: &Flags) -> io::Result<ExitCode> {
                 out.line("id author mpcmc tests")?;
                 out.line("option name Hash type spin default 16 min 1 max 1024")?;
                 out.line("option name Threads type spin default 1 min 1 max 1")?;
+                if let Some(ms) = flags.slow_start {
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                }
                 if !flags.stall_on_uci {
                     out.line("uciok")?;
                 }
@@ -153,6 +165,12 @@ fn run(flags: &Flags) -> io::Result<ExitCode> {
             "go" => {
                 if flags.crash_on_go {
                     return Ok(ExitCode::from(3));
+                }
+                if flags.deaf_after_go {
+                    ignore_sigterm();
+                    loop {
+                        std::thread::sleep(std::time::Duration::from_secs(3600));
+                    }
                 }
                 if flags.stall_after_go {
                     pending = true;
@@ -170,3 +188,14 @@ fn run(flags: &Flags) -> io::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(target_os = "linux")]
+fn ignore_sigterm() {
+    // SAFETY: installs the "ignore" disposition; no handler code runs.
+    unsafe {
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn ignore_sigterm() {}
