@@ -792,3 +792,105 @@ async fn a_dropped_pool_search_frees_its_worker() {
     pool.shutdown().await;
     assert!(children_with(echo.path()).is_empty());
 }
+
+// ---------------------------------------------------------------------------
+// Warm children
+
+#[tokio::test]
+async fn warm_children_see_ucinewgame_between_games_and_never_between_calls() {
+    let echo = Echo::new("warm");
+    let child = config(fake(&[&echo.flag()]));
+    let pool = Pool::start(PoolConfig {
+        evaluator: child.clone(),
+        opponent: child,
+        threads: 2,
+    });
+    pool.ready().await;
+    async fn search(pool: &Pool) -> Report {
+        let q = startpos_query(ChildLimit::Nodes(100));
+        report_of(pool.search(q, CancellationToken::new()).await)
+    }
+    for _ in 0..4 {
+        search(&pool).await;
+    }
+    assert_eq!(echo.count("go"), 4);
+    assert_eq!(echo.count("ucinewgame"), 0, "{:#?}", echo.lines());
+    // A new game: each child that searches again clears first, once.
+    pool.new_game();
+    let mut slots = std::collections::BTreeSet::new();
+    for _ in 0..4 {
+        slots.insert(search(&pool).await.slot);
+    }
+    assert_eq!(echo.count("ucinewgame"), slots.len(), "{:#?}", echo.lines());
+    let lines = echo.lines();
+    let first_clear = lines.iter().position(|l| l == "ucinewgame");
+    let gos_before = lines[..first_clear.unwrap_or(0)]
+        .iter()
+        .filter(|l| l.starts_with("go"))
+        .count();
+    assert_eq!(gos_before, 4, "cleared before the new game's searches only");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_root_moves_calls_share_a_child_and_its_position_comes_back_to_it() {
+    use mpcmc::mpc::{Lookahead, Settings, decide};
+    let child = config("builtin".to_owned());
+    let pool = Arc::new(Pool::start(PoolConfig {
+        evaluator: child.clone(),
+        opponent: child,
+        threads: 2,
+    }));
+    pool.ready().await;
+    let game = Arc::new(Game::default());
+    let candidates: Vec<Move> = game.position().legal_moves().into_iter().collect();
+    let settings = Settings {
+        lookahead: Lookahead::One,
+        fortify: true,
+        fortify_margin: 0,
+    };
+    let decision = decide(
+        &pool,
+        &game,
+        &candidates,
+        ChildLimit::Nodes(3000),
+        settings,
+        &CancellationToken::new(),
+        &mut |_, _| {},
+    )
+    .await
+    .expect("a decision");
+    let pairs: Vec<(Option<usize>, Option<usize>)> = decision
+        .candidates
+        .iter()
+        .filter(|c| c.calls.len() == 2)
+        .map(|c| (c.calls[0].slot, c.calls[1].slot))
+        .collect();
+    assert_eq!(pairs.len(), candidates.len(), "{pairs:?}");
+    let both_slots: std::collections::BTreeSet<_> = pairs.iter().map(|p| p.0).collect();
+    assert_eq!(both_slots.len(), 2, "the moves are spread: {pairs:?}");
+    // An idle worker takes calls a busy one has waiting (on a loaded
+    // machine, many); the placement itself is tested exactly in the pool's
+    // unit tests. Most calls stay with their root move.
+    let together = pairs.iter().filter(|(a, b)| a == b).count();
+    assert!(together * 2 > pairs.len(), "{together} of {pairs:?}");
+
+    // The game goes on along a candidate's line: the next root goes to the
+    // child whose evaluator searched that position.
+    let c = &decision.candidates[5];
+    let (mv, reply, leaf_slot) = (c.mv, c.reply.expect("a reply"), c.calls[1].slot);
+    let mut next = (*game).clone();
+    next.push(mv);
+    next.push(reply);
+    let root = pool
+        .search(
+            query(next, Vec::new(), ChildLimit::Nodes(1000)),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(report_of(root).slot, leaf_slot);
+    Arc::try_unwrap(pool)
+        .unwrap_or_else(|_| panic!("the pool is still shared"))
+        .shutdown()
+        .await;
+}

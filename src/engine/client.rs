@@ -375,6 +375,7 @@ impl Client {
                         search_time,
                         busy_time: started.elapsed(),
                         stopped,
+                        slot: None,
                     });
                 }
                 _ => {}

@@ -60,6 +60,14 @@ impl InProcess {
         }
     }
 
+    /// `ucinewgame`: the hash table and history are cleared (unless a
+    /// stalled search still holds the engine; the pool replaces it then).
+    pub fn new_game(&mut self) {
+        if let Ok(mut engine) = self.engine.try_lock() {
+            engine.clear();
+        }
+    }
+
     /// One search for `query`; on `cancel` the engine is told to stop and the
     /// report is marked `stopped`.
     pub async fn search(
@@ -147,6 +155,7 @@ impl InProcess {
             search_time: elapsed,
             busy_time: elapsed,
             stopped,
+            slot: None,
         })
     }
 

@@ -9,8 +9,16 @@
 //! tried once more on the fresh child. Shutting the pool down quits every
 //! child, kills the ones that do not exit, and leaves no process behind.
 
-use std::{cmp::Reverse, collections::BinaryHeap, sync::Arc, time::Duration};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
+use shakmaty::Position;
 use tokio::{
     sync::{Notify, oneshot, watch},
     task::JoinHandle,
@@ -22,7 +30,7 @@ use crate::{
         client::{ChildConfig, ChildError, Client, QUIT_TIMEOUT},
         inprocess::{InProcess, is_builtin},
     },
-    mpc::{ChildLimit, Children, Query, Report, Role},
+    mpc::{ChildLimit, Children, Query, Report, Role, game},
 };
 
 /// What the pool runs.
@@ -51,9 +59,14 @@ struct Job {
     query: Query,
     cancel: CancellationToken,
     reply: oneshot::Sender<Result<Report, ChildError>>,
+    /// The worker (0-based) whose children should search it.
+    prefer: usize,
+    /// The position it searches ([`game::hash`]).
+    position: u64,
 }
 
-/// Jobs waiting for a worker: most urgent first, then first come.
+/// Jobs waiting for a worker: most urgent first, then first come, each
+/// worker taking the ones placed on it before any other.
 #[derive(Default)]
 struct Queue {
     waiting: std::sync::Mutex<Waiting>,
@@ -62,49 +75,166 @@ struct Queue {
 
 #[derive(Default)]
 struct Waiting {
-    /// `(Reverse(urgency), Reverse(arrival))`: the heap's top is the next job.
-    order: BinaryHeap<(Reverse<u8>, Reverse<u64>)>,
-    /// By arrival number.
-    jobs: std::collections::HashMap<u64, Job>,
+    /// By `(urgency, arrival)`: iteration order is service order.
+    jobs: BTreeMap<(u8, u64), Job>,
     arrivals: u64,
     closed: bool,
+    placement: Placement,
+    /// Workers searching now (by 0-based index): their jobs may be taken
+    /// by an idle worker rather than wait.
+    busy: Vec<bool>,
+}
+
+/// Where a call goes, so that a child's hash keeps what it learned: a
+/// position searched before goes back to the worker that searched it (the
+/// evaluator's position after a root move and its reply becomes the next
+/// decision's root; a later round re-searches the same positions), and both
+/// calls of a root move (the opponent's, then the evaluator's after the
+/// reply) go to one worker. New root moves are dealt round the workers.
+#[derive(Default)]
+struct Placement {
+    workers: usize,
+    /// Positions searched lately, by the worker that searched them.
+    searched: HashMap<u64, usize>,
+    /// Root moves (the position after them), by the worker of their calls.
+    subtrees: HashMap<u64, usize>,
+    next: usize,
+}
+
+impl Placement {
+    /// Entries kept before the maps start afresh (a game's worth or more).
+    const MAX_ENTRIES: usize = 1 << 16;
+
+    /// The worker for `query`, and the position it searches.
+    fn place(&mut self, query: &Query) -> (usize, u64) {
+        let workers = self.workers.max(1);
+        let position = game::hash(&query.position());
+        if let Some(&w) = self.searched.get(&position) {
+            return (w % workers, position);
+        }
+        let subtree = query.line.first().map(|&m| {
+            let mut after = query.game.position().clone();
+            after.play_unchecked(m);
+            game::hash(&after)
+        });
+        if let Some(w) = subtree.and_then(|s| self.subtrees.get(&s)) {
+            return (w % workers, position);
+        }
+        let w = self.next % workers;
+        self.next = self.next.wrapping_add(1);
+        if let Some(s) = subtree {
+            if self.subtrees.len() >= Self::MAX_ENTRIES {
+                self.subtrees.clear();
+            }
+            self.subtrees.insert(s, w);
+        }
+        (w, position)
+    }
+
+    fn searched_by(&mut self, position: u64, worker: usize) {
+        if self.searched.len() >= Self::MAX_ENTRIES {
+            self.searched.clear();
+        }
+        self.searched.insert(position, worker);
+    }
+
+    fn forget(&mut self) {
+        self.searched.clear();
+        self.subtrees.clear();
+    }
 }
 
 impl Queue {
-    fn push(&self, job: Job) -> Result<(), Job> {
+    fn new(workers: usize) -> Queue {
+        let queue = Queue::default();
+        if let Ok(mut w) = queue.waiting.lock() {
+            w.placement.workers = workers;
+            w.busy = vec![false; workers];
+        }
+        queue
+    }
+
+    /// Queues a search, placed on a worker.
+    fn push(
+        &self,
+        query: Query,
+        cancel: CancellationToken,
+        reply: oneshot::Sender<Result<Report, ChildError>>,
+    ) -> Result<(), ()> {
         {
             let Ok(mut w) = self.waiting.lock() else {
-                return Err(job);
+                return Err(());
             };
             if w.closed {
-                return Err(job);
+                return Err(());
             }
+            let (prefer, position) = w.placement.place(&query);
             let arrival = w.arrivals;
             w.arrivals += 1;
-            w.order
-                .push((Reverse(job.query.urgency()), Reverse(arrival)));
-            w.jobs.insert(arrival, job);
+            let job = Job {
+                query,
+                cancel,
+                reply,
+                prefer,
+                position,
+            };
+            w.jobs.insert((job.query.urgency(), arrival), job);
         }
-        self.wakeup.notify_one();
+        // Every idle worker looks: the job may be placed on any of them.
+        self.wakeup.notify_waiters();
         Ok(())
     }
 
-    /// The next job, or `None` once the queue is closed and empty.
-    async fn pop(&self) -> Option<Job> {
+    /// The next job for `worker` (which is idle until it gets one): the
+    /// most urgent placed on it, else the most urgent whose own worker is
+    /// busy (an idle worker takes work rather than let it wait); `None` once
+    /// the queue is closed and empty.
+    async fn pop(&self, worker: usize) -> Option<Job> {
         loop {
             let wakeup = self.wakeup.notified();
             tokio::pin!(wakeup);
             wakeup.as_mut().enable();
             {
                 let mut w = self.waiting.lock().ok()?;
-                if let Some((_, Reverse(arrival))) = w.order.pop() {
-                    return w.jobs.remove(&arrival);
+                if let Some(idle) = w.busy.get_mut(worker) {
+                    *idle = false;
                 }
-                if w.closed {
+                let key = {
+                    // Closed, any job goes: it is only answered `Cancelled`.
+                    let busy = |j: &Job| w.closed || w.busy.get(j.prefer).is_none_or(|b| *b);
+                    w.jobs
+                        .iter()
+                        .find(|(_, j)| j.prefer == worker)
+                        .or_else(|| w.jobs.iter().find(|(_, j)| busy(j)))
+                        .map(|(k, _)| *k)
+                };
+                if let Some(job) = key.and_then(|key| w.jobs.remove(&key)) {
+                    if let Some(busy) = w.busy.get_mut(worker) {
+                        *busy = true;
+                    }
+                    drop(w);
+                    // Jobs placed on this worker may now go to an idle one.
+                    self.wakeup.notify_waiters();
+                    return Some(job);
+                }
+                if w.closed && w.jobs.is_empty() {
                     return None;
                 }
             }
             wakeup.await;
+        }
+    }
+
+    /// `worker` searched `position`: it goes back there next time.
+    fn searched_by(&self, position: u64, worker: usize) {
+        if let Ok(mut w) = self.waiting.lock() {
+            w.placement.searched_by(position, worker);
+        }
+    }
+
+    fn new_game(&self) {
+        if let Ok(mut w) = self.waiting.lock() {
+            w.placement.forget();
         }
     }
 
@@ -127,6 +257,9 @@ pub struct Pool {
     started: watch::Receiver<usize>,
     /// What a call costs beyond the search it asked for.
     call_cost: std::sync::Mutex<CallCost>,
+    /// Counts `ucinewgame`s: a worker whose children have not seen the
+    /// latest clears them before its next search.
+    games: Arc<AtomicU64>,
 }
 
 /// The call cost assumed before any call was measured.
@@ -180,11 +313,13 @@ impl Pool {
     /// Starts the workers; each spawns its children at once, so they are ready
     /// (or known broken) by the first search.
     pub fn start(config: PoolConfig) -> Pool {
-        let queue = Arc::new(Queue::default());
+        let workers = config.threads.max(1);
+        let queue = Arc::new(Queue::new(workers));
+        let games = Arc::new(AtomicU64::new(0));
         let (started_tx, started) = watch::channel(0);
         let started_tx = Arc::new(started_tx);
         let closing = CancellationToken::new();
-        let workers = (1..=config.threads.max(1))
+        let workers = (1..=workers)
             .map(|n| {
                 let worker = Worker {
                     n,
@@ -192,6 +327,8 @@ impl Pool {
                     config: config.clone(),
                     evaluator: None,
                     opponent: None,
+                    games: games.clone(),
+                    game: 0,
                 };
                 tokio::spawn(worker.run(queue.clone(), started_tx.clone()))
             })
@@ -203,7 +340,15 @@ impl Pool {
             closing,
             started,
             call_cost: std::sync::Mutex::new(CallCost::new()),
+            games,
         }
+    }
+
+    /// A new game (`ucinewgame`): every child forgets what it learned,
+    /// before its next search; between calls of a game children stay warm.
+    pub fn new_game(&self) {
+        self.queue.new_game();
+        self.games.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Resolves when every worker has started its children (or failed to:
@@ -276,12 +421,8 @@ impl Children for Pool {
     async fn search(&self, query: Query, cancel: CancellationToken) -> Result<Report, ChildError> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .push(Job {
-                query: query.clone(),
-                cancel,
-                reply,
-            })
-            .map_err(|_| ChildError::PoolClosed)?;
+            .push(query.clone(), cancel, reply)
+            .map_err(|()| ChildError::PoolClosed)?;
         let result = answer.await.unwrap_or(Err(ChildError::PoolClosed));
         if let Ok(report) = &result {
             self.measure(&query, report);
@@ -323,6 +464,17 @@ impl Child {
             client.quit(timeout).await;
         }
     }
+
+    /// `ucinewgame`: forget what was learned.
+    async fn new_game(&mut self) -> Result<(), ChildError> {
+        match self {
+            Child::Process(client) => client.ucinewgame().await,
+            Child::Builtin(engine) => {
+                engine.new_game();
+                Ok(())
+            }
+        }
+    }
 }
 
 struct Worker {
@@ -331,6 +483,9 @@ struct Worker {
     config: PoolConfig,
     evaluator: Option<Child>,
     opponent: Option<Child>,
+    /// The pool's `ucinewgame` count, and the one this worker's children saw.
+    games: Arc<AtomicU64>,
+    game: u64,
 }
 
 impl Worker {
@@ -344,11 +499,13 @@ impl Worker {
         started.send_modify(|n| *n += 1);
         drop(started);
         loop {
-            let job = queue.pop().await;
+            let job = queue.pop(self.n - 1).await;
             let Some(Job {
                 query,
                 cancel: asked_cancel,
                 mut reply,
+                position,
+                ..
             }) = job
             else {
                 break;
@@ -385,6 +542,10 @@ impl Worker {
                     _ => break,
                 }
             }
+            if let Ok(report) = &mut result {
+                report.slot = Some(self.n);
+                queue.searched_by(position, self.n - 1);
+            }
             let _ = reply.send(result);
         }
         for client in [self.evaluator.take(), self.opponent.take()]
@@ -400,6 +561,7 @@ impl Worker {
         query: &Query,
         cancel: &CancellationToken,
     ) -> Result<Report, ChildError> {
+        self.catch_up_with_new_games().await;
         let client = self.client(query.role).await?;
         let result = client.search(query, cancel).await;
         if let Err(e) = &result
@@ -412,6 +574,26 @@ impl Worker {
             }
         }
         result
+    }
+
+    /// Sends the children a `ucinewgame` if one came since they last saw
+    /// one; a child that fails it is dropped (started afresh on next use).
+    async fn catch_up_with_new_games(&mut self) {
+        let games = self.games.load(Ordering::Relaxed);
+        if games == self.game {
+            return;
+        }
+        self.game = games;
+        for slot in [&mut self.evaluator, &mut self.opponent] {
+            if let Some(child) = slot.as_mut()
+                && let Err(e) = child.new_game().await
+            {
+                tracing::warn!("worker {}: {e}; restarting the child", self.n);
+                if let Some(child) = slot.take() {
+                    child.quit(Duration::from_millis(100)).await;
+                }
+            }
+        }
     }
 
     fn slot(&mut self, role: Role) -> &mut Option<Child> {
@@ -447,26 +629,25 @@ mod tests {
     use crate::mpc::{ChildLimit, Game};
     use shakmaty::{Move, Position};
 
-    fn job(
-        role: Role,
-        line: Vec<Move>,
-        game: &Arc<Game>,
-    ) -> (Job, oneshot::Receiver<Result<Report, ChildError>>) {
-        let (reply, rx) = oneshot::channel();
-        let query = Query {
+    fn query(role: Role, line: Vec<Move>, game: &Arc<Game>) -> Query {
+        Query {
             role,
             game: game.clone(),
             line,
             limit: ChildLimit::Nodes(1),
-        };
-        (
-            Job {
-                query,
-                cancel: CancellationToken::new(),
-                reply,
-            },
-            rx,
-        )
+        }
+    }
+
+    /// Queues a search; the receiver must live for the test.
+    fn push(
+        queue: &Queue,
+        query: Query,
+    ) -> (
+        Result<(), ()>,
+        oneshot::Receiver<Result<Report, ChildError>>,
+    ) {
+        let (reply, rx) = oneshot::channel();
+        (queue.push(query, CancellationToken::new(), reply), rx)
     }
 
     #[test]
@@ -495,7 +676,7 @@ mod tests {
         let mut after = game.position().clone();
         after.play_unchecked(m);
         let w = after.legal_moves()[0];
-        let queue = Queue::default();
+        let queue = Queue::new(1);
         let mut receivers = Vec::new();
         // Arrival order: two starts, a completion, the root, a completion.
         for (role, line) in [
@@ -505,17 +686,80 @@ mod tests {
             (Role::Evaluator, vec![]),
             (Role::Evaluator, vec![m, w]),
         ] {
-            let (j, rx) = job(role, line, &game);
+            let (pushed, rx) = push(&queue, query(role, line, &game));
             receivers.push(rx);
-            assert!(queue.push(j).is_ok());
+            assert!(pushed.is_ok());
         }
         queue.close();
         let mut served = Vec::new();
-        while let Some(j) = queue.pop().await {
+        while let Some(j) = queue.pop(0).await {
             served.push((j.query.urgency(), j.query.line.len()));
         }
         assert_eq!(served, vec![(0, 0), (1, 2), (1, 2), (2, 1), (2, 1)]);
-        let (j, _rx) = job(Role::Evaluator, vec![], &game);
-        assert!(queue.push(j).is_err(), "a closed queue takes no job");
+        let (pushed, _rx) = push(&queue, query(Role::Evaluator, vec![], &game));
+        assert!(pushed.is_err(), "a closed queue takes no job");
+    }
+
+    #[tokio::test]
+    async fn calls_go_where_their_subtree_was_searched() {
+        let game = Arc::new(Game::default());
+        let moves = game.position().legal_moves();
+        let (m0, m1, m2) = (moves[0], moves[1], moves[2]);
+        let reply = |m: Move| {
+            let mut after = game.position().clone();
+            after.play_unchecked(m);
+            after.legal_moves()[0]
+        };
+        let queue = Queue::new(2);
+        let mut receivers = Vec::new();
+        let mut place = |q: Query| {
+            let (pushed, rx) = push(&queue, q);
+            assert!(pushed.is_ok());
+            receivers.push(rx);
+        };
+        // Root moves are dealt round the workers; a root move's second call
+        // follows its first.
+        place(query(Role::Opponent, vec![m0], &game));
+        place(query(Role::Opponent, vec![m1], &game));
+        place(query(Role::Opponent, vec![m2], &game));
+        place(query(Role::Evaluator, vec![m1, reply(m1)], &game));
+        let by_worker = |w: usize| {
+            let Ok(waiting) = queue.waiting.lock() else {
+                panic!("queue lock")
+            };
+            waiting
+                .jobs
+                .values()
+                .filter(|j| j.prefer == w)
+                .map(|j| j.query.line.first().copied())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(by_worker(0), vec![Some(m0), Some(m2)]);
+        assert_eq!(by_worker(1), vec![Some(m1), Some(m1)]);
+        // Worker 0 takes its first; worker 1 takes its own (the evaluator
+        // call first: more urgent), then, idle, one of busy worker 0's.
+        let first = queue.pop(0).await;
+        assert_eq!(first.and_then(|j| j.query.line.first().copied()), Some(m0));
+        let mut served = Vec::new();
+        for _ in 0..3 {
+            let job = queue.pop(1).await;
+            served.push(job.and_then(|j| j.query.line.first().copied()));
+        }
+        assert_eq!(served, vec![Some(m1), Some(m1), Some(m2)]);
+
+        // The next decision's root is where its position was searched.
+        let position_after = {
+            let mut g = (*game).clone();
+            g.push(m1);
+            g.push(reply(m1));
+            Arc::new(g)
+        };
+        queue.searched_by(game::hash(position_after.position()), 1);
+        place(query(Role::Evaluator, vec![], &position_after));
+        let Ok(waiting) = queue.waiting.lock() else {
+            panic!("queue lock")
+        };
+        let root = waiting.jobs.values().find(|j| j.query.line.is_empty());
+        assert_eq!(root.map(|j| j.prefer), Some(1));
     }
 }

@@ -569,6 +569,7 @@ mod tests {
             search_time: Duration::from_millis(1),
             busy_time: Duration::from_millis(2),
             stopped: false,
+            slot: None,
         }
     }
 

@@ -91,6 +91,9 @@ pub struct Report {
     pub busy_time: Duration,
     /// The search was cut short by `stop`.
     pub stopped: bool,
+    /// Which of the children's slots answered (the pool worker), when the
+    /// children say: traces and placement tests read it.
+    pub slot: Option<usize>,
 }
 
 /// What the core must know of a failed child call beyond its message.

@@ -267,6 +267,10 @@ impl Session {
             }
             GuiCommand::Register => {}
             GuiCommand::UciNewGame => {
+                // Warm children keep their hash within a game, never across.
+                if let Some(pool) = &self.pool {
+                    pool.new_game();
+                }
                 if let Some(standalone) = &self.standalone {
                     standalone
                         .clear
