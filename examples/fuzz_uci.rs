@@ -11,6 +11,7 @@
 //! cargo run --release --example fuzz_uci -- --lines 1000000 -- engine
 //! ```
 //!
+//! `--transcript FILE` keeps every line the engine wrote, timed.
 //! Run it from a scratch directory: a GUI may legitimately name a log file,
 //! and a mutated line may too. Arguments after `--` go to the engine (`target/release/mpcmc` unless
 //! `--bin`). Exits non-zero on any violation: the engine died, a checkpoint
@@ -334,12 +335,15 @@ fn main() -> ExitCode {
     let (mut lines, mut seed, mut every) = (100_000u64, 1u64, 500u64);
     let mut bin = String::from("target/release/mpcmc");
     let mut engine_args: Vec<String> = Vec::new();
+    // Every line the engine writes, with the time it was read.
+    let mut transcript: Option<String> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--lines" => lines = args.next().and_then(|v| v.parse().ok()).unwrap_or(lines),
             "--seed" => seed = args.next().and_then(|v| v.parse().ok()).unwrap_or(seed),
             "--every" => every = args.next().and_then(|v| v.parse().ok()).unwrap_or(every),
             "--bin" => bin = args.next().unwrap_or(bin),
+            "--transcript" => transcript = args.next(),
             "--" => engine_args.extend(args.by_ref()),
             other => {
                 eprintln!("fuzz_uci: unknown argument '{other}'");
@@ -366,6 +370,14 @@ fn main() -> ExitCode {
     };
     let seen = Arc::new(Seen::default());
     let (eof_tx, eof_rx) = mpsc::channel::<()>();
+    let mut transcript = match transcript.map(std::fs::File::create).transpose() {
+        Ok(file) => file.map(std::io::BufWriter::new),
+        Err(e) => {
+            eprintln!("fuzz_uci: cannot create the transcript: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let begun = Instant::now();
     {
         let seen = seen.clone();
         thread::spawn(move || {
@@ -378,6 +390,10 @@ fn main() -> ExitCode {
                     Ok(_) => {}
                 }
                 seen.lines.fetch_add(1, Ordering::Relaxed);
+                if let Some(t) = transcript.as_mut() {
+                    let _ = write!(t, "{:.3} ", begun.elapsed().as_secs_f64());
+                    let _ = t.write_all(&buf);
+                }
                 let text = String::from_utf8_lossy(&buf);
                 let line = text.strip_suffix('\n').unwrap_or(&text);
                 let pure = is_uci(line)

@@ -29,12 +29,13 @@ pub enum OptionError {
 }
 
 /// Every option mpcmc declares, in the order `uci` lists them.
-pub const NAMES: [&str; 16] = [
+pub const NAMES: [&str; 17] = [
     "Evaluator",
     "EvaluatorOptions",
     "Opponent",
     "OpponentOptions",
     "Threads",
+    "ChildThreads",
     "Hash",
     "Lookahead",
     "Fortify",
@@ -56,6 +57,7 @@ pub struct Options {
     pub opponent: String,
     pub opponent_options: String,
     pub threads: u32,
+    pub child_threads: u32,
     pub hash: u32,
     pub lookahead: Lookahead,
     pub fortify: bool,
@@ -77,6 +79,7 @@ impl Default for Options {
             opponent: String::new(),
             opponent_options: String::new(),
             threads: 1,
+            child_threads: 1,
             hash: 16,
             lookahead: Lookahead::One,
             fortify: true,
@@ -102,7 +105,7 @@ impl Options {
         let kind = match name {
             "Evaluator" => string(BUILTIN),
             "EvaluatorOptions" | "Opponent" | "OpponentOptions" | "LogFile" => string(""),
-            "Threads" => spin(1, 1, 256),
+            "Threads" | "ChildThreads" => spin(1, 1, 256),
             "Hash" => spin(16, 1, 65_536),
             "Lookahead" => OptionType::Combo {
                 default: "one".to_owned(),
@@ -183,6 +186,7 @@ impl Options {
             }
             "Opponent" => self.opponent = text,
             "Threads" => self.threads = number as u32,
+            "ChildThreads" => self.child_threads = number as u32,
             "Hash" => self.hash = number as u32,
             "Lookahead" => {
                 self.lookahead = match text.to_ascii_lowercase().as_str() {
@@ -251,12 +255,18 @@ impl Options {
             Ok(PoolConfig {
                 evaluator,
                 opponent,
-                threads: self.threads as usize,
+                threads: self.search_slots(),
             })
         };
         let whole = config(self.hash)?;
         let processes = whole.processes().max(1) as u32;
         config((self.hash / processes).max(1))
+    }
+
+    /// How many child searches run at once: `Threads` cores, `ChildThreads`
+    /// of them to each search (at least one search).
+    pub fn search_slots(&self) -> usize {
+        (self.threads / self.child_threads.max(1)).max(1) as usize
     }
 
     /// One child's options: `hash_mb` is its share of `Hash`.
@@ -267,10 +277,10 @@ impl Options {
         option: &str,
         hash_mb: u32,
     ) -> Result<ChildConfig, OptionError> {
-        // One search thread per child: `Threads` counts children, not cores
-        // inside a child. The user's own options come last and win.
+        // `ChildThreads` search threads per child (one by default):
+        // `Threads` counts cores. The user's own options come last and win.
         let mut options = vec![
-            ("Threads".to_owned(), "1".to_owned()),
+            ("Threads".to_owned(), self.child_threads.to_string()),
             ("Hash".to_owned(), hash_mb.to_string()),
         ];
         if self.chess960 {
@@ -441,6 +451,19 @@ mod tests {
         assert_eq!(c.processes(), 8);
         assert_eq!(hash_of(&c.evaluator).as_deref(), Some("32"));
         assert_eq!(hash_of(&c.opponent).as_deref(), Some("32"));
+        // Two threads a child: half the searches, twice the hash each.
+        o.set("OpponentOptions", Some("")).expect("set");
+        o.set("ChildThreads", Some("2")).expect("child threads");
+        let c = o.pool_config().expect("config");
+        assert_eq!(c.threads, 2);
+        assert_eq!(hash_of(&c.evaluator).as_deref(), Some("128"));
+        assert!(
+            c.evaluator
+                .options
+                .contains(&("Threads".into(), "2".into()))
+        );
+        o.set("ChildThreads", Some("8")).expect("child threads");
+        assert_eq!(o.pool_config().expect("config").threads, 1);
         // Never below 1 MB; the user's own child Hash still wins.
         o.set("Hash", Some("1")).expect("hash");
         assert_eq!(

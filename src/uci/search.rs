@@ -314,7 +314,7 @@ impl Search {
     ) -> Result<Outcome, String> {
         let deadline = start + budget;
         self.deadline = Some(deadline);
-        let threads = self.req.options.threads as usize;
+        let threads = self.req.pool.config().threads;
         let cost = self.req.pool.call_cost();
         match plan_timed(
             budget,
