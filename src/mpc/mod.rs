@@ -9,6 +9,7 @@ pub mod budget;
 pub mod fortify;
 pub mod game;
 pub mod lookahead;
+pub mod rounds;
 pub mod score;
 
 use std::{fmt, future::Future, sync::Arc, time::Duration};

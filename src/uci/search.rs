@@ -30,6 +30,7 @@ use crate::{
         budget::{MIN_CALL, TimedPlan, plan_timed, split_nodes},
         decide,
         lookahead::{CANCEL_GRACE, Stats},
+        rounds::{Round, decide_in_rounds, rounds_for},
     },
     uci::{
         builtin_go::{self, BuiltinGo},
@@ -76,43 +77,53 @@ pub struct GoRequest {
 /// How the decision is budgeted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Plan {
-    /// One pass, every call under this limit.
-    Pass(ChildLimit),
+    /// A fixed amount of work: one pass, every call under one limit, or
+    /// rounds of sequential halving from a first per-call limit.
+    Fixed(Work),
     /// One pass split out of this much wall time, which is a hard deadline.
     Timed(Duration),
     /// Passes of doubling size until stopped.
     Deepening,
 }
 
+/// What one pass of [`Search::pass`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// Every candidate once, under this limit.
+    Pass(ChildLimit),
+    /// Rounds from this per-call limit ([`decide_in_rounds`]).
+    Rounds(ChildLimit, u32),
+}
+
 fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
     let overhead = Duration::from_millis(options.move_overhead);
+    let pass = |limit| Plan::Fixed(Work::Pass(limit));
     if options.child_nodes > 0 {
-        return Plan::Pass(ChildLimit::Nodes(options.child_nodes));
+        return pass(ChildLimit::Nodes(options.child_nodes));
     }
     if options.child_movetime > 0 {
-        return Plan::Pass(ChildLimit::MoveTime(Duration::from_millis(
+        return pass(ChildLimit::MoveTime(Duration::from_millis(
             options.child_movetime,
         )));
     }
     if let Some(depth) = go.depth {
-        return Plan::Pass(ChildLimit::Depth(depth.max(1)));
+        return pass(ChildLimit::Depth(depth.max(1)));
     }
     if let Some(depth) = go.mate_depth() {
-        return Plan::Pass(ChildLimit::Depth(depth));
+        return pass(ChildLimit::Depth(depth));
     }
     if let Some(nodes) = go.nodes {
-        return Plan::Pass(ChildLimit::Nodes(split_nodes(
-            nodes,
-            options.lookahead,
-            moves,
-        )));
+        // A total for the decision: rounds that follow the contenders.
+        let rounds = rounds_for(moves);
+        let first = split_nodes(nodes, options.lookahead, moves, rounds);
+        return Plan::Fixed(Work::Rounds(ChildLimit::Nodes(first), rounds));
     }
     if go.ends_when_told() {
         return Plan::Deepening;
     }
     match move_budget(go, us, overhead) {
         Some(budget) => Plan::Timed(budget),
-        None => Plan::Pass(ChildLimit::Nodes(BARE_GO_NODES)),
+        None => pass(ChildLimit::Nodes(BARE_GO_NODES)),
     }
 }
 
@@ -212,7 +223,7 @@ impl Search {
         let overhead = Duration::from_millis(self.req.options.move_overhead);
         let settings = self.req.options.settings();
         let result = match plan(&self.req.go, &self.req.options, us, self.candidates.len()) {
-            Plan::Pass(limit) => {
+            Plan::Fixed(work) => {
                 // Pondering, the clock is not ours until `ponderhit`.
                 let ends = if self.req.go.ponder {
                     Ends {
@@ -230,7 +241,7 @@ impl Search {
                         on_ponderhit: OnPonderHit::Ignore,
                     }
                 };
-                self.pass(limit, settings, ends)
+                self.pass(work, settings, ends)
                     .await
                     .ok_or_else(no_candidates)
             }
@@ -276,7 +287,9 @@ impl Search {
             },
         };
         loop {
-            let outcome = self.pass(ChildLimit::Nodes(nodes), settings, ends).await;
+            let outcome = self
+                .pass(Work::Pass(ChildLimit::Nodes(nodes)), settings, ends)
+                .await;
             let broken = outcome
                 .as_ref()
                 .is_some_and(|o| !o.decision.cancelled && o.decision.rule == Rule::NoAnswer);
@@ -337,7 +350,7 @@ impl Search {
                     deadline: Some(deadline),
                     on_ponderhit: OnPonderHit::Ignore,
                 };
-                self.pass(ChildLimit::MoveTime(per_call), settings, ends)
+                self.pass(Work::Pass(ChildLimit::MoveTime(per_call)), settings, ends)
                     .await
                     .ok_or_else(no_candidates)
             }
@@ -503,7 +516,10 @@ impl Search {
 
     /// One lookahead pass, ended early by `stop` and as `ends` says. A complete
     /// pass is reported at once; a cut one only if it is the one played.
-    async fn pass(&mut self, limit: ChildLimit, settings: Settings, ends: Ends) -> Option<Outcome> {
+    async fn pass(&mut self, work: Work, settings: Settings, ends: Ends) -> Option<Outcome> {
+        let limit = match work {
+            Work::Pass(limit) | Work::Rounds(limit, _) => limit,
+        };
         let cancel = CancellationToken::new();
         let out = self.req.out.clone();
         let castling = self.req.game.castling_mode();
@@ -524,6 +540,31 @@ impl Search {
                 ));
             }
         };
+        // Each complete round: an `info` line (depth = the round).
+        let (out, received, base) = (self.req.out.clone(), self.req.received, self.nodes);
+        let mut spent = 0;
+        let mut on_round = |r: &Round<'_>| {
+            spent += r.decision.stats.nodes;
+            let elapsed = received.elapsed();
+            let nodes = base + spent;
+            let info = Info {
+                depth: Some(r.number),
+                score: r.decision.value.map(Value::to_uci),
+                nodes: Some(nodes),
+                nps: Some((nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
+                time: Some(elapsed.as_millis() as u64),
+                pv: r
+                    .decision
+                    .pv
+                    .iter()
+                    .map(|m| UciMove::from_move(*m, castling))
+                    .collect(),
+                ..Info::default()
+            };
+            out.line(info.to_string());
+        };
+        // Fixed work: every round that was asked for is started.
+        let mut always = |_: Duration| true;
         let pool = self.req.pool.clone();
         let game = self.req.game.clone();
         let candidates = self.candidates.clone();
@@ -534,15 +575,29 @@ impl Search {
         }
         let watch_ponderhit = !matches!(ends.on_ponderhit, OnPonderHit::Ignore);
         let decision = {
-            let work = decide(
-                &pool,
-                &game,
-                &candidates,
-                limit,
-                settings,
-                &cancel,
-                &mut on_candidate,
-            );
+            let work: std::pin::Pin<Box<dyn Future<Output = Option<Decision>> + Send + '_>> =
+                match work {
+                    Work::Pass(limit) => Box::pin(decide(
+                        &pool,
+                        &game,
+                        &candidates,
+                        limit,
+                        settings,
+                        &cancel,
+                        &mut on_candidate,
+                    )),
+                    Work::Rounds(first, rounds) => Box::pin(decide_in_rounds(
+                        &pool,
+                        &game,
+                        &candidates,
+                        first,
+                        rounds,
+                        settings,
+                        &cancel,
+                        &mut always,
+                        &mut on_round,
+                    )),
+                };
             tokio::pin!(work);
             let mut hit = false;
             loop {
