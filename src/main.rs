@@ -133,11 +133,15 @@ fn main() -> anyhow::Result<()> {
             spawn_reader(io::BufReader::new(io::stdin()), tx)
                 .context("cannot start stdin reader")?;
             runtime.block_on(Session::new(mode, options, out).run(rx));
-            // Every Output handle is gone with the session: the writer drains
-            // and ends.
-            let _ = writer.join();
-            // The stdin reader may still block on a read; do not wait for it.
+            // Tasks still alive go with the runtime (their searches are told
+            // to stop when dropped); the stdin reader may still block on a
+            // read: it is not waited for.
             runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+            // The writer drains and ends with the last Output handle; a
+            // search thread that never ends must not keep mpcmc alive.
+            if !writer.wait(std::time::Duration::from_secs(2)) {
+                tracing::warn!("output still held 2 s after quit; exiting anyway");
+            }
             Ok(())
         }
     }

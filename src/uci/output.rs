@@ -4,15 +4,28 @@
 //! flushing each (`writeln!`, never `println!`, which panics when the GUI has
 //! closed the pipe). Everything else holds a cheap [`Output`] handle.
 
-use std::{
-    io::Write,
-    sync::mpsc,
-    thread::{self, JoinHandle},
-};
+use std::{io::Write, sync::mpsc, thread};
 
 use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
 
 use crate::uci::codec::{Bound, EngineLine, Info, ScoreKind, UciScore};
+
+/// The end of the writer thread.
+pub struct Writer {
+    finished: mpsc::Receiver<()>,
+}
+
+impl Writer {
+    /// Waits until every line is written and every handle dropped, at most
+    /// `timeout`; `false` if some handle still lives (a search thread that
+    /// did not end must not keep mpcmc from exiting).
+    pub fn wait(&self, timeout: std::time::Duration) -> bool {
+        matches!(
+            self.finished.recv_timeout(timeout),
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected)
+        )
+    }
+}
 
 /// A handle to send UCI lines to the GUI.
 #[derive(Clone)]
@@ -22,14 +35,15 @@ pub struct Output {
 
 impl Output {
     /// Starts the writer thread over `sink` (stdout in the binary). The thread
-    /// ends when every handle is dropped.
-    pub fn start<W: Write + Send + 'static>(
-        mut sink: W,
-    ) -> std::io::Result<(Output, JoinHandle<()>)> {
+    /// ends when every handle is dropped, after writing every line sent.
+    pub fn start<W: Write + Send + 'static>(mut sink: W) -> std::io::Result<(Output, Writer)> {
         let (lines, rx) = mpsc::channel::<String>();
-        let writer = thread::Builder::new()
+        let (done, finished) = mpsc::channel::<()>();
+        thread::Builder::new()
             .name("stdout-writer".into())
             .spawn(move || {
+                // Dropped when the thread ends, however it ends.
+                let _done = done;
                 for line in rx {
                     if writeln!(sink, "{line}")
                         .and_then(|()| sink.flush())
@@ -41,7 +55,7 @@ impl Output {
                     }
                 }
             })?;
-        Ok((Output { lines }, writer))
+        Ok((Output { lines }, Writer { finished }))
     }
 
     /// Sends one line. Control characters in it (a NUL or an ESC echoed from
@@ -137,7 +151,7 @@ mod tests {
         out.info_string("bad \0 \x1b[31m red\r\nbestmove a2a3 \t é");
         out.line("bestmove e2e4");
         drop(out);
-        writer.join().expect("join");
+        assert!(writer.wait(std::time::Duration::from_secs(5)));
         let text = String::from_utf8(sink.0.lock().expect("sink").clone()).expect("utf-8");
         assert_eq!(
             text,
