@@ -199,8 +199,9 @@ pub fn sort_candidates(candidates: &mut [Move]) {
 /// Runs one pass over `candidates` (legal at the game's position, non-empty).
 /// Returns when every call finished, or at once when `cancel` fires or a child
 /// stalls (past a deadline proportional to what it was asked: asking on would
-/// wait as long again), with what finished by then. `on_candidate` sees each candidate as it finishes, with its
-/// rank of completion (1-based). Returns `None` only for an empty candidate list.
+/// wait as long again), with what finished by then. `on_candidate` sees each
+/// candidate as it finishes, with its rank of completion (1-based). Returns
+/// `None` only for an empty candidate list.
 pub async fn decide<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
