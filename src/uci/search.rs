@@ -50,7 +50,7 @@ const FIRST_PASS_NODES: u64 = 1_000;
 const FALLBACK_AFTER_STOP: Duration = Duration::from_millis(10);
 /// The fallback engine's hash table, MB (besides `Hash`, which the children
 /// share).
-const FALLBACK_HASH_MB: usize = 1;
+pub const FALLBACK_HASH_MB: usize = 1;
 
 /// The built-in engine a session keeps for moves its children cannot make.
 pub fn fallback_engine() -> Arc<Mutex<builtin::Engine>> {

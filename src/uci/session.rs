@@ -298,8 +298,7 @@ impl Session {
                     // No children can be configured: the built-in engine
                     // still searches the move.
                     let engine = self.fallback.clone();
-                    let hash_mb = engine.lock().map_or(1, |e| e.hash_mb());
-                    self.go_builtin(go, engine, hash_mb, Arc::default());
+                    self.go_builtin(go, engine, search::FALLBACK_HASH_MB, Arc::default());
                     return true;
                 };
                 let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
