@@ -292,7 +292,7 @@ impl CallCost {
         self.samples.push_back(sample);
     }
 
-    /// The median so far; [`INITIAL_CALL_COST`] before any sample.
+    /// The median so far; `INITIAL_CALL_COST` before any sample.
     pub fn estimate(&self) -> Duration {
         let mut sorted: Vec<Duration> = self.samples.iter().copied().collect();
         sorted.sort_unstable();

@@ -6,7 +6,8 @@
 //! to split. With a clock, the move's time is divided over the calls given how
 //! many run at once, and when that share gets too small to be worth a child
 //! round trip the lookahead is made shallower, down to asking the evaluator
-//! alone.
+//! alone. A node total (`go nodes`) is spent in rounds: see
+//! [`crate::mpc::rounds`].
 
 use std::time::Duration;
 
@@ -86,20 +87,6 @@ pub fn plan_timed(
     TimedPlan::EvaluatorOnly(usable.saturating_sub(call_cost))
 }
 
-/// Round 1's per-call nodes when a total (`go nodes N`) is spent in
-/// `rounds` rounds of sequential halving over `moves` root moves: round `r`
-/// re-searches `⌈moves / 2^(r-1)⌉` candidates and the root, each call at
-/// `2^(r-1)` times round 1's budget. One round is one even pass.
-pub fn split_nodes(total: u64, lookahead: Lookahead, moves: usize, rounds: u32) -> u64 {
-    let mut units: u64 = 0;
-    let mut alive = moves.max(1);
-    for r in 0..rounds.max(1) {
-        units += calls_per_pass(lookahead, alive) as u64 * (1u64 << r.min(40));
-        alive = alive.div_ceil(2);
-    }
-    (total / units.max(1)).max(1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,14 +110,5 @@ mod tests {
             plan_timed(Duration::ZERO, 1, 1, Lookahead::Half, ms(1)),
             TimedPlan::EvaluatorOnly(Duration::ZERO)
         );
-    }
-
-    #[test]
-    fn nodes_are_split_over_calls() {
-        assert_eq!(split_nodes(41_000, Lookahead::One, 20, 1), 1000);
-        assert_eq!(split_nodes(5, Lookahead::One, 20, 1), 1);
-        // 4 moves in 3 rounds: 9 calls, then 5 at twice, then 3 at four
-        // times the first budget: 31 units.
-        assert_eq!(split_nodes(31_000, Lookahead::One, 4, 3), 1000);
     }
 }

@@ -21,7 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
     ChildLimit, Children, Game,
-    lookahead::{Candidate, Decision, Settings, Stats, decide, sort_candidates},
+    budget::calls_per_pass,
+    lookahead::{Candidate, Decision, Lookahead, Settings, Stats, decide, sort_candidates},
 };
 
 /// The rounds a decision over `moves` candidates takes to halve down to
@@ -34,6 +35,20 @@ pub fn rounds_for(moves: usize) -> u32 {
         rounds += 1;
     }
     rounds
+}
+
+/// Round 1's per-call nodes when a total (`go nodes N`) is spent in
+/// `rounds` rounds of sequential halving over `moves` root moves: round `r`
+/// re-searches `⌈moves / 2^(r-1)⌉` candidates and the root, each call at
+/// `2^(r-1)` times round 1's budget. One round is one even pass.
+pub fn first_round_nodes(total: u64, lookahead: Lookahead, moves: usize, rounds: u32) -> u64 {
+    let mut units: u64 = 0;
+    let mut alive = moves.max(1);
+    for r in 0..rounds.max(1) {
+        units += calls_per_pass(lookahead, alive) as u64 * (1u64 << r.min(40));
+        alive = alive.div_ceil(2);
+    }
+    (total / units.max(1)).max(1)
 }
 
 /// `limit` made `factor` times larger (a depth limit grows by one ply a
@@ -171,7 +186,7 @@ mod tests {
     use shakmaty::{Position, uci::UciMove};
 
     use super::*;
-    use crate::mpc::{ChildFault, Lookahead, Query, Report, Role, Value};
+    use crate::mpc::{ChildFault, Query, Report, Role, Value};
 
     /// Scores each root move by a table (from the side to move after the
     /// reply: us), replies with the first legal move, and logs every call.
@@ -301,5 +316,15 @@ mod tests {
         assert_eq!(rounds_for(35), 7);
         assert_eq!(scaled(ChildLimit::Nodes(300), 4), ChildLimit::Nodes(1200));
         assert_eq!(scaled(ChildLimit::Depth(3), 4), ChildLimit::Depth(5));
+    }
+
+    #[test]
+    fn a_node_total_is_spread_over_the_rounds() {
+        // One round is one even pass: 20 moves, one-step, 41 calls.
+        assert_eq!(first_round_nodes(41_000, Lookahead::One, 20, 1), 1000);
+        assert_eq!(first_round_nodes(5, Lookahead::One, 20, 1), 1);
+        // 4 moves in 3 rounds: 9 calls, then 5 at twice, then 3 at four
+        // times the first budget: 31 units.
+        assert_eq!(first_round_nodes(31_000, Lookahead::One, 4, 3), 1000);
     }
 }

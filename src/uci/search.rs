@@ -27,10 +27,10 @@ use crate::{
     mpc::{
         ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Role, Rule, Settings,
         Value,
-        budget::{MIN_CALL, TimedPlan, plan_timed, split_nodes},
+        budget::{MIN_CALL, TimedPlan, plan_timed},
         decide,
         lookahead::{CANCEL_GRACE, Stats},
-        rounds::{Round, decide_in_rounds, rounds_for},
+        rounds::{Round, decide_in_rounds, first_round_nodes, rounds_for},
     },
     uci::{
         builtin_go::{self, BuiltinGo},
@@ -115,7 +115,7 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
     if let Some(nodes) = go.nodes {
         // A total for the decision: rounds that follow the contenders.
         let rounds = rounds_for(moves);
-        let first = split_nodes(nodes, options.lookahead, moves, rounds);
+        let first = first_round_nodes(nodes, options.lookahead, moves, rounds);
         return Plan::Fixed(Work::Rounds(ChildLimit::Nodes(first), rounds));
     }
     if go.ends_when_told() {
