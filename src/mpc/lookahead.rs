@@ -177,6 +177,14 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Adds the calls of another pass (its `depth` is not summed).
+    pub fn merge(&mut self, other: &Stats) {
+        self.calls += other.calls;
+        self.nodes += other.nodes;
+        self.busy_time += other.busy_time;
+        self.search_time += other.search_time;
+    }
+
     fn add(&mut self, r: &Report) {
         self.calls += 1;
         self.nodes += r.nodes;

@@ -73,9 +73,7 @@ pub struct Round<'a> {
 
 /// Runs rounds until `max_rounds` are done, one candidate is left after a
 /// round with two or more, or `cancel` fires; `first` is round 1's per-call
-/// limit, doubled each round. `may_start` is asked before every round after
-/// the first, with the previous round's wall time: `false` ends the decision
-/// (a round that cannot finish in time is not started). The decision is the
+/// limit, doubled each round. The decision is the
 /// last complete round's (a round cut short replaces it only when none
 /// completed); its `candidates` hold every root move with its latest
 /// estimate, its `stats` every call of every round. `None` only for an empty
@@ -89,18 +87,16 @@ pub async fn decide_in_rounds<C: Children>(
     max_rounds: u32,
     settings: Settings,
     cancel: &CancellationToken,
-    may_start: &mut (dyn FnMut(std::time::Duration) -> bool + Send),
     on_round: &mut (dyn FnMut(&Round<'_>) + Send),
 ) -> Option<Decision> {
     let mut alive = candidates.to_vec();
     sort_candidates(&mut alive);
-    // The latest estimate of every root move, in root order.
+    // The latest estimate of every root move (sorted when returned).
     let mut latest: HashMap<Move, Candidate> = HashMap::new();
     let mut kept: Option<Decision> = None;
     let mut stats = Stats::default();
     let mut factor = 1u32;
     for number in 1..=max_rounds.max(1) {
-        let started = std::time::Instant::now();
         let limit = scaled(first, factor);
         let decision = decide(
             children,
@@ -112,7 +108,7 @@ pub async fn decide_in_rounds<C: Children>(
             &mut |_, _| {},
         )
         .await?;
-        add(&mut stats, &decision.stats);
+        stats.merge(&decision.stats);
         let complete = !decision.cancelled;
         for c in &decision.candidates {
             // A cut round's unfinished candidates keep their earlier value.
@@ -142,7 +138,7 @@ pub async fn decide_in_rounds<C: Children>(
         if complete || kept.is_none() {
             kept = Some(decision);
         }
-        if done || number == max_rounds || cancel.is_cancelled() || !may_start(started.elapsed()) {
+        if done || number == max_rounds || cancel.is_cancelled() {
             break;
         }
         alive = next;
@@ -170,13 +166,6 @@ fn survivors(candidates: &[Candidate]) -> Vec<Move> {
         .map(|c| c.mv)
         .filter(|m| chosen.contains(m))
         .collect()
-}
-
-fn add(total: &mut Stats, round: &Stats) {
-    total.calls += round.calls;
-    total.nodes += round.nodes;
-    total.busy_time += round.busy_time;
-    total.search_time += round.search_time;
 }
 
 #[cfg(test)]
@@ -276,7 +265,6 @@ mod tests {
             rounds_for(candidates.len()),
             settings,
             &CancellationToken::new(),
-            &mut |_| true,
             &mut |r| seen.push((r.number, r.limit, r.decision.candidates.len())),
         )
         .await

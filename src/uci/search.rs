@@ -563,8 +563,6 @@ impl Search {
             };
             out.line(info.to_string());
         };
-        // Fixed work: every round that was asked for is started.
-        let mut always = |_: Duration| true;
         let pool = self.req.pool.clone();
         let game = self.req.game.clone();
         let candidates = self.candidates.clone();
@@ -594,7 +592,6 @@ impl Search {
                         rounds,
                         settings,
                         &cancel,
-                        &mut always,
                         &mut on_round,
                     )),
                 };
