@@ -256,58 +256,61 @@ pub struct Pool {
     /// How many workers have started their children (or failed to).
     started: watch::Receiver<usize>,
     /// What a call costs beyond the search it asked for.
-    call_cost: std::sync::Mutex<CallCost>,
+    call_cost: std::sync::Mutex<Recent<Duration>>,
+    /// Nodes per second of the children's searches.
+    speed: std::sync::Mutex<Recent<u64>>,
     /// Counts `ucinewgame`s: a worker whose children have not seen the
     /// latest clears them before its next search.
     games: Arc<AtomicU64>,
 }
 
 /// The call cost assumed before any call was measured.
-const INITIAL_CALL_COST: Duration = Duration::from_millis(3);
+const INITIAL_CALL_COST: Duration = Duration::from_millis(1);
 
-/// What a child call costs beyond the search it asked for (hash clearing,
-/// pipes, a child overshooting its movetime): the median of the last
-/// [`CallCost::SAMPLES`] calls. A stall of the machine inflates the few calls
-/// in flight; the median does not move for them, so one stall never turns
-/// the lookahead off for the moves after it.
+/// The median of the last [`Recent::SAMPLES`] samples of a measure: what a
+/// child call costs beyond the search it asked for (hash clearing, pipes, a
+/// child overshooting its movetime), how fast the children search. A stall
+/// of the machine inflates the few calls in flight; the median does not move
+/// for them, so one stall never turns the lookahead off for the moves after
+/// it, and a lasting change is followed within half the window.
 #[derive(Debug, Clone)]
-pub struct CallCost {
+pub struct Recent<T> {
     /// The latest samples, oldest first.
-    samples: std::collections::VecDeque<Duration>,
+    samples: std::collections::VecDeque<T>,
 }
 
-impl CallCost {
+impl<T: Copy + Ord> Recent<T> {
     pub const SAMPLES: usize = 31;
 
-    pub fn new() -> CallCost {
-        CallCost {
+    pub fn new() -> Recent<T> {
+        Recent {
             samples: std::collections::VecDeque::with_capacity(Self::SAMPLES),
         }
     }
 
-    pub fn add(&mut self, sample: Duration) {
+    pub fn add(&mut self, sample: T) {
         if self.samples.len() == Self::SAMPLES {
             self.samples.pop_front();
         }
         self.samples.push_back(sample);
     }
 
-    /// The median so far; `INITIAL_CALL_COST` before any sample.
-    pub fn estimate(&self) -> Duration {
-        let mut sorted: Vec<Duration> = self.samples.iter().copied().collect();
+    /// The median so far; `None` before any sample.
+    pub fn median(&self) -> Option<T> {
+        let mut sorted: Vec<T> = self.samples.iter().copied().collect();
         sorted.sort_unstable();
-        sorted
-            .get(sorted.len() / 2)
-            .copied()
-            .unwrap_or(INITIAL_CALL_COST)
+        sorted.get(sorted.len() / 2).copied()
     }
 }
 
-impl Default for CallCost {
+impl<T: Copy + Ord> Default for Recent<T> {
     fn default() -> Self {
-        CallCost::new()
+        Recent::new()
     }
 }
+
+/// Searches shorter than this say little about a child's speed.
+const SPEED_MIN_SEARCH: Duration = Duration::from_millis(2);
 
 impl Pool {
     /// Starts the workers; each spawns its children at once, so they are ready
@@ -339,7 +342,8 @@ impl Pool {
             workers,
             closing,
             started,
-            call_cost: std::sync::Mutex::new(CallCost::new()),
+            call_cost: std::sync::Mutex::new(Recent::new()),
+            speed: std::sync::Mutex::new(Recent::new()),
             games,
         }
     }
@@ -363,7 +367,15 @@ impl Pool {
     pub fn call_cost(&self) -> Duration {
         self.call_cost
             .lock()
-            .map_or(INITIAL_CALL_COST, |c| c.estimate())
+            .ok()
+            .and_then(|c| c.median())
+            .unwrap_or(INITIAL_CALL_COST)
+    }
+
+    /// How many nodes a second one child search visits, as measured so far
+    /// (`None` before a search long enough to tell).
+    pub fn speed(&self) -> Option<u64> {
+        self.speed.lock().ok().and_then(|s| s.median())
     }
 
     /// Folds one finished call into the cost estimate.
@@ -376,6 +388,11 @@ impl Pool {
         }
         if let Ok(mut cost) = self.call_cost.lock() {
             cost.add(extra);
+        }
+        if report.search_time >= SPEED_MIN_SEARCH
+            && let Ok(mut speed) = self.speed.lock()
+        {
+            speed.add((report.nodes as f64 / report.search_time.as_secs_f64()) as u64);
         }
     }
 
@@ -653,20 +670,20 @@ mod tests {
     #[test]
     fn one_stall_does_not_move_the_call_cost() {
         let ms = Duration::from_millis;
-        let mut cost = CallCost::new();
-        assert_eq!(cost.estimate(), INITIAL_CALL_COST);
+        let mut cost = Recent::new();
+        assert_eq!(cost.median(), None);
         for _ in 0..20 {
             cost.add(ms(2));
         }
         // A 2 s stop of the machine hits the calls in flight.
         cost.add(ms(2000));
         cost.add(ms(1900));
-        assert_eq!(cost.estimate(), ms(2));
+        assert_eq!(cost.median(), Some(ms(2)));
         // A lasting change is followed within SAMPLES calls.
-        for _ in 0..CallCost::SAMPLES / 2 + 1 {
+        for _ in 0..Recent::<Duration>::SAMPLES / 2 + 1 {
             cost.add(ms(9));
         }
-        assert_eq!(cost.estimate(), ms(9));
+        assert_eq!(cost.median(), Some(ms(9)));
     }
 
     #[tokio::test]

@@ -1,17 +1,20 @@
 //! How much search each child call gets.
 //!
-//! A decision makes a fixed number of child calls (every root move is
-//! evaluated); the budget decides how long each may search. With a fixed
-//! per-call limit (`ChildNodes`, `ChildMoveTime`, `go depth`) there is nothing
-//! to split. With a clock, the move's time is divided over the calls given how
-//! many run at once, and when that share gets too small to be worth a child
-//! round trip the lookahead is made shallower, down to asking the evaluator
-//! alone. A node total (`go nodes`) is spent in rounds: see
-//! [`crate::mpc::rounds`].
+//! With a fixed per-call limit (`ChildNodes`, `ChildMoveTime`, `go depth`) a
+//! decision is one pass and there is nothing to split. A node total (`go
+//! nodes`) and a clock are spent in rounds ([`crate::mpc::rounds`]): a share
+//! for the evaluator's own root search, the rest for the lookahead, whose
+//! round 1 gives every root move a small budget — on a clock sized from the
+//! children's measured speed and call cost; when that gets too small to be
+//! worth a child round trip the lookahead is made shallower, down to asking
+//! the evaluator alone.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::mpc::lookahead::Lookahead;
+use crate::mpc::{
+    lookahead::Lookahead,
+    rounds::{RoundClock, RoundPlan, first_round_nodes, rounds_for},
+};
 
 /// The limit of one child search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,78 +40,175 @@ pub const MIN_CALL: Duration = Duration::from_millis(4);
 /// the tail of the last calls.
 const SAFETY: f64 = 0.8;
 
-/// How many child calls one pass over `moves` root moves makes: the lookahead
-/// calls plus one evaluator call at the root (fortification and fallback).
-pub fn calls_per_pass(lookahead: Lookahead, moves: usize) -> usize {
-    match lookahead {
-        Lookahead::Half => moves + 1,
-        Lookahead::One => 2 * moves + 1,
+/// Share of a decision's budget the evaluator's root search gets when it
+/// has no worker of its own (`go nodes`, or a clock with one worker).
+pub const ROOT_SHARE: f64 = 0.75;
+
+/// A timed decision's first round is sized so that about this many rounds
+/// fit in the move's target time.
+const ROUNDS_PER_MOVE: u32 = 4;
+
+/// The most rounds of a timed decision (the clock ends them much sooner).
+const MAX_TIMED_ROUNDS: u32 = 24;
+
+/// Fewer nodes a call than this are not worth a child round trip.
+pub const MIN_CALL_NODES: u64 = 64;
+
+/// The children's speed assumed before any search was measured.
+pub const INITIAL_SPEED: u64 = 500_000;
+
+/// A node total (`go nodes N`) as rounds: [`ROOT_SHARE`] of it for the
+/// evaluator's root search, the rest over rounds of halving that end with
+/// two candidates.
+pub fn node_rounds(total: u64, lookahead: Lookahead, moves: usize) -> RoundPlan {
+    let root = ((total as f64 * ROOT_SHARE) as u64).max(1);
+    let rounds = rounds_for(moves);
+    let first = first_round_nodes(total.saturating_sub(root), lookahead, moves, rounds);
+    RoundPlan {
+        root: ChildLimit::Nodes(root),
+        root_then: None,
+        first: ChildLimit::Nodes(first),
+        max_rounds: rounds,
+        clock: None,
     }
 }
 
 /// The way a timed decision will be made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TimedPlan {
-    /// Lookahead of this depth, each call searching this long.
-    Lookahead(Lookahead, Duration),
-    /// Too little time for a lookahead: the evaluator's own move.
+    /// Rounds of lookahead of this depth.
+    Rounds(Lookahead, Box<RoundPlan>),
+    /// Too little time for a lookahead: the evaluator's own move, searching
+    /// this long.
     EvaluatorOnly(Duration),
 }
 
-/// Splits `budget` over one pass, given `threads` concurrent searches, each
-/// call costing `call_cost` beyond the search it asks for. Prefers
-/// `preferred`; falls back to half-step and then to the evaluator alone when the
-/// search time per call drops below [`MIN_CALL`].
-pub fn plan_timed(
-    budget: Duration,
-    moves: usize,
-    threads: usize,
-    preferred: Lookahead,
-    call_cost: Duration,
-) -> TimedPlan {
-    let usable = budget.mul_f64(SAFETY);
-    let threads = threads.max(1);
-    let share = |lookahead: Lookahead| {
-        let calls = calls_per_pass(lookahead, moves);
-        // Calls queue in waves of `threads`; round the waves up.
-        let waves = calls.div_ceil(threads).max(1);
-        (usable / waves as u32).saturating_sub(call_cost)
+/// What a timed decision has to work with.
+#[derive(Debug, Clone, Copy)]
+pub struct TimedBudget {
+    /// When the move's time started.
+    pub start: Instant,
+    /// Aim at this much, never pass `hard`.
+    pub soft: Duration,
+    pub hard: Duration,
+    /// Concurrent child searches.
+    pub threads: usize,
+    /// Nodes a second of one child search.
+    pub speed: u64,
+    /// What a call costs beyond its search.
+    pub call_cost: Duration,
+}
+
+/// Plans a decision on a clock. With two or more workers the root search
+/// has one to itself for the whole decision (a first search of half the
+/// target names the anchor early, a second deepens it until the rounds
+/// end); with one it gets [`ROOT_SHARE`] of the target first. The rounds'
+/// first per-call node budget is sized from the children's measured speed
+/// so that about [`ROUNDS_PER_MOVE`] rounds fit; the clock then decides how
+/// many run. Prefers `preferred`; falls back to half-step and then to the
+/// evaluator alone when round 1's calls would get under
+/// [`MIN_CALL_NODES`].
+pub fn plan_timed(budget: TimedBudget, moves: usize, preferred: Lookahead) -> TimedPlan {
+    let usable = budget.soft.mul_f64(SAFETY);
+    let threads = budget.threads.max(1);
+    let (root, root_then, lookahead_time) = if threads >= 2 {
+        (
+            usable / 2,
+            Some(ChildLimit::MoveTime(budget.hard)),
+            usable * (threads as u32 - 1),
+        )
+    } else {
+        (
+            usable.mul_f64(ROOT_SHARE),
+            None,
+            usable.mul_f64(1.0 - ROOT_SHARE),
+        )
     };
     let order: &[Lookahead] = match preferred {
         Lookahead::One => &[Lookahead::One, Lookahead::Half],
         Lookahead::Half => &[Lookahead::Half],
     };
-    for lookahead in order {
-        let per_call = share(*lookahead);
-        if per_call >= MIN_CALL {
-            return TimedPlan::Lookahead(*lookahead, per_call);
+    for &lookahead in order {
+        let calls = (lookahead.plies() as usize * moves.max(1)) as u32;
+        let per_call = lookahead_time / ROUNDS_PER_MOVE / calls;
+        let nodes =
+            (budget.speed as f64 * per_call.saturating_sub(budget.call_cost).as_secs_f64()) as u64;
+        if nodes >= MIN_CALL_NODES && root >= MIN_CALL {
+            return TimedPlan::Rounds(
+                lookahead,
+                Box::new(RoundPlan {
+                    root: ChildLimit::MoveTime(root),
+                    root_then,
+                    first: ChildLimit::Nodes(nodes),
+                    max_rounds: MAX_TIMED_ROUNDS,
+                    clock: Some(RoundClock {
+                        start: budget.start,
+                        soft: budget.soft,
+                        hard: budget.hard.mul_f64(SAFETY),
+                    }),
+                }),
+            );
         }
     }
-    TimedPlan::EvaluatorOnly(usable.saturating_sub(call_cost))
+    TimedPlan::EvaluatorOnly(usable.saturating_sub(budget.call_cost))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn budget(soft_ms: u64, threads: usize, speed: u64, cost_ms: u64) -> TimedBudget {
+        TimedBudget {
+            start: Instant::now(),
+            soft: Duration::from_millis(soft_ms),
+            hard: Duration::from_millis(3 * soft_ms),
+            threads,
+            speed,
+            call_cost: Duration::from_millis(cost_ms),
+        }
+    }
+
     #[test]
-    fn time_is_split_over_waves_of_calls() {
-        // 20 moves, one-step: 41 calls; 2 threads: 21 waves.
-        let ms = Duration::from_millis;
-        let plan = plan_timed(ms(2100), 20, 2, Lookahead::One, ms(2));
-        assert_eq!(plan, TimedPlan::Lookahead(Lookahead::One, ms(78)));
-        // Too little for one-step, enough for half-step (21 calls, 11 waves).
-        let plan = plan_timed(ms(100), 20, 2, Lookahead::One, Duration::ZERO);
-        assert!(matches!(plan, TimedPlan::Lookahead(Lookahead::Half, d) if d >= MIN_CALL));
-        // The same when every call costs 4 ms more: no lookahead fits.
-        let plan = plan_timed(ms(100), 20, 2, Lookahead::One, ms(4));
-        assert_eq!(plan, TimedPlan::EvaluatorOnly(ms(76)));
-        // Bullet with a nearly empty clock: the evaluator alone.
-        let plan = plan_timed(ms(20), 20, 2, Lookahead::One, Duration::ZERO);
-        assert_eq!(plan, TimedPlan::EvaluatorOnly(ms(16)));
+    fn a_node_total_keeps_most_for_the_root() {
+        let plan = node_rounds(100_000, Lookahead::One, 20);
+        assert_eq!(plan.root, ChildLimit::Nodes(75_000));
+        assert_eq!(plan.max_rounds, rounds_for(20));
+        assert!(plan.clock.is_none() && plan.root_then.is_none());
+    }
+
+    #[test]
+    fn a_clock_is_split_into_a_root_search_and_rounds() {
+        // 20 moves, one-step, 1 M nodes a second: 40 calls in round 1.
+        let TimedPlan::Rounds(Lookahead::One, plan) =
+            plan_timed(budget(1000, 2, 1_000_000, 0), 20, Lookahead::One)
+        else {
+            panic!("rounds expected");
+        };
+        // Two workers: the root has one to itself, half the target first.
+        assert_eq!(plan.root, ChildLimit::MoveTime(Duration::from_millis(400)));
         assert_eq!(
-            plan_timed(Duration::ZERO, 1, 1, Lookahead::Half, ms(1)),
-            TimedPlan::EvaluatorOnly(Duration::ZERO)
+            plan.root_then,
+            Some(ChildLimit::MoveTime(Duration::from_millis(3000)))
+        );
+        // 800 ms of lookahead / 4 rounds / 40 calls: 5 ms, 5000 nodes.
+        assert_eq!(plan.first, ChildLimit::Nodes(5000));
+        // One worker: the root first, for ROOT_SHARE of the usable target.
+        let TimedPlan::Rounds(_, plan) =
+            plan_timed(budget(1000, 1, 1_000_000, 0), 20, Lookahead::One)
+        else {
+            panic!("rounds expected");
+        };
+        assert_eq!(plan.root, ChildLimit::MoveTime(Duration::from_millis(600)));
+        assert_eq!(plan.root_then, None);
+        assert_eq!(plan.first, ChildLimit::Nodes(1250));
+        // Short of time for one-step, half-step fits; then nothing does.
+        assert!(matches!(
+            plan_timed(budget(10, 2, 1_000_000, 0), 20, Lookahead::One),
+            TimedPlan::Rounds(Lookahead::Half, _)
+        ));
+        assert_eq!(
+            plan_timed(budget(10, 2, 1_000_000, 1), 20, Lookahead::One),
+            TimedPlan::EvaluatorOnly(Duration::from_millis(7))
         );
     }
 }

@@ -98,7 +98,7 @@ impl Failure {
         matches!(self, Failure::NoScore | Failure::Child { .. })
     }
 
-    fn of<E: ChildFault>(role: Role, e: &E) -> Failure {
+    pub(crate) fn of<E: ChildFault>(role: Role, e: &E) -> Failure {
         if e.is_cancelled() {
             Failure::Unfinished
         } else {
@@ -163,6 +163,8 @@ pub struct Decision {
     pub stats: Stats,
     /// The pass was cut short: by cancellation, or because a child stalled.
     pub cancelled: bool,
+    /// How a decision in rounds spread its budget.
+    pub spread: Option<crate::mpc::rounds::Spread>,
 }
 
 /// Sums over every child report of a pass.
@@ -185,7 +187,7 @@ impl Stats {
         self.search_time += other.search_time;
     }
 
-    fn add(&mut self, r: &Report) {
+    pub(crate) fn add(&mut self, r: &Report) {
         self.calls += 1;
         self.nodes += r.nodes;
         self.busy_time += r.busy_time;
@@ -219,6 +221,32 @@ pub async fn decide<C: Children>(
     cancel: &CancellationToken,
     on_candidate: &mut (dyn FnMut(&Candidate, usize) + Send),
 ) -> Option<Decision> {
+    pass(
+        children,
+        game,
+        candidates,
+        limit,
+        Some(limit),
+        settings,
+        cancel,
+        on_candidate,
+    )
+    .await
+}
+
+/// [`decide`], with the evaluator's root search under `root`, or none
+/// (the rounds run the root search apart).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn pass<C: Children>(
+    children: &Arc<C>,
+    game: &Arc<Game>,
+    candidates: &[Move],
+    limit: ChildLimit,
+    root_limit: Option<ChildLimit>,
+    settings: Settings,
+    cancel: &CancellationToken,
+    on_candidate: &mut (dyn FnMut(&Candidate, usize) + Send),
+) -> Option<Decision> {
     let mut order = candidates.to_vec();
     sort_candidates(&mut order);
     let first = *order.first()?;
@@ -229,7 +257,9 @@ pub async fn decide<C: Children>(
     // The root call is the fallback when time runs out; `Query::urgency` has
     // the children serve it first. A root that is already a finished game (a
     // draw by rule with moves left) is not sent to a child.
-    if game.terminal_now().is_none() {
+    if let Some(limit) = root_limit
+        && game.terminal_now().is_none()
+    {
         let query = Query {
             role: Role::Evaluator,
             game: game.clone(),
@@ -441,7 +471,7 @@ fn choose(
     candidates: Vec<Candidate>,
     root: Option<Report>,
     settings: Settings,
-    mut stats: Stats,
+    stats: Stats,
     first: Move,
     cancelled: bool,
 ) -> Decision {
@@ -474,53 +504,12 @@ fn choose(
         (None, _) => (None, Rule::EvaluatorFallback),
     };
 
-    let plies = settings.lookahead.plies();
-    let (best_move, ponder, value, pv, rule) = match chosen {
-        Some(i) => {
-            let c = &candidates[i];
-            let mut pv = vec![c.mv];
-            pv.extend(c.reply);
-            pv.extend(c.leaf.iter().flat_map(|l| l.pv.iter().copied()));
-            if let Some(leaf) = &c.leaf {
-                stats.depth = leaf.depth + plies;
-            }
-            let ponder = c
-                .reply
-                .or_else(|| c.leaf.as_ref().and_then(|l| l.pv.first().copied()));
-            let value = c.value.or(evaluator_choice.map(|(_, s)| s));
-            (c.mv, ponder, value, pv, rule)
-        }
-        // The root's move stands in only if its search completed an
-        // iteration (it has a score): a search stopped before that names a
-        // move it never looked at.
-        None => match root
-            .as_ref()
-            .filter(|r| r.score.is_some() && candidates.iter().any(|c| c.mv == r.best))
-        {
-            Some(r) => {
-                stats.depth = r.depth;
-                let pv = if r.pv.first() == Some(&r.best) {
-                    r.pv.clone()
-                } else {
-                    vec![r.best]
-                };
-                (
-                    r.best,
-                    pv.get(1).copied(),
-                    r.score,
-                    pv,
-                    Rule::EvaluatorFallback,
-                )
-            }
-            None => (first, None, None, vec![first], Rule::NoAnswer),
-        },
-    };
-    Decision {
-        best: best_move,
-        ponder,
-        value,
-        pv,
-        rule,
+    let mut decision = Decision {
+        best: first,
+        ponder: None,
+        value: None,
+        pv: vec![first],
+        rule: Rule::NoAnswer,
         lookahead_choice,
         evaluator_choice,
         candidates,
@@ -528,6 +517,72 @@ fn choose(
         root_failure: None,
         stats,
         cancelled,
+        spread: None,
+    };
+    let plies = settings.lookahead.plies();
+    match chosen {
+        Some(i) => {
+            let mv = decision.candidates[i].mv;
+            decision.play(mv, rule, plies);
+        }
+        // The root's move stands in only if its search completed an
+        // iteration (it has a score): a search stopped before that names a
+        // move it never looked at.
+        None => {
+            if let Some(mv) = decision.root_move() {
+                decision.play(mv, Rule::EvaluatorFallback, plies);
+            }
+        }
+    }
+    decision
+}
+
+impl Decision {
+    /// The root search's move, when it completed an iteration (it has a
+    /// score) and names a candidate.
+    pub fn root_move(&self) -> Option<Move> {
+        self.root
+            .as_ref()
+            .filter(|r| r.score.is_some() && self.candidates.iter().any(|c| c.mv == r.best))
+            .map(|r| r.best)
+    }
+
+    /// Plays `mv` by `rule`: its line and value from its candidate when the
+    /// lookahead valued it (`plies` deep), else from the root search.
+    pub fn play(&mut self, mv: Move, rule: Rule, plies: u32) {
+        let root_score = self.evaluator_choice.map(|(_, s)| s);
+        if let Some(c) = self
+            .candidates
+            .iter()
+            .find(|c| c.mv == mv && c.value.is_some())
+        {
+            let mut pv = vec![c.mv];
+            pv.extend(c.reply);
+            pv.extend(c.leaf.iter().flat_map(|l| l.pv.iter().copied()));
+            if let Some(leaf) = &c.leaf {
+                self.stats.depth = leaf.depth + plies;
+            }
+            self.ponder = c
+                .reply
+                .or_else(|| c.leaf.as_ref().and_then(|l| l.pv.first().copied()));
+            self.value = c.value.or(root_score);
+            self.pv = pv;
+        } else if let Some(r) = self.root.as_ref().filter(|r| r.best == mv) {
+            self.stats.depth = r.depth;
+            self.pv = if r.pv.first() == Some(&r.best) {
+                r.pv.clone()
+            } else {
+                vec![r.best]
+            };
+            self.ponder = self.pv.get(1).copied();
+            self.value = r.score;
+        } else {
+            self.pv = vec![mv];
+            self.ponder = None;
+            self.value = None;
+        }
+        self.best = mv;
+        self.rule = rule;
     }
 }
 

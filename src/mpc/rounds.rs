@@ -1,53 +1,83 @@
-//! A decision in rounds: sequential halving over the root moves.
+//! A decision in rounds: the evaluator's own root search as the anchor,
+//! sequential halving over the root moves as the challenge.
 //!
-//! Round 1 gives every candidate its exact one-step lookahead (ν, then E) at
-//! a small budget — nothing at the first level is pruned. Each later round
-//! re-runs ν and E for the better half of the previous round's candidates at
-//! twice the budget (the predicted reply may change), and the evaluator's own
-//! root search, the fortification reference, grows with it. Every round
-//! costs about as much as the first, and most of the compute goes to the
-//! contenders (Karnin, Koren and Somekh 2013; the root allocation of Gumbel
-//! MuZero). The move is chosen among the last complete round's candidates,
-//! all seen at the largest budget, so a move seen only at a small budget
-//! never wins on a noisy estimate; the evaluator's own move always stays
-//! among them, as fortification compares against it. Warm children make a re-search a
-//! deepening, not a restart: the pool sends a position back to the child
-//! that searched it.
+//! The evaluator's warm search of the root is the strongest single thing a
+//! decision has, so it runs apart, with its own share of the budget (on its
+//! own worker when there are two or more), and its move `a` is what mpcmc
+//! plays unless the lookahead proves a better one. Round 1 gives every
+//! candidate its exact one-step lookahead (ν, then E) at a small budget —
+//! nothing at the first level is pruned. Each later round re-runs ν and E for
+//! the better half of the previous round's candidates at twice the budget
+//! (the predicted reply may change), with `a` among them as soon as the root
+//! search names it. Every round costs about as much as the first, and most of
+//! the compute goes to the contenders (Karnin, Koren and Somekh 2013; the root
+//! allocation of Gumbel MuZero). Warm children make a re-search a deepening,
+//! not a restart: the pool sends a position back to the child that searched
+//! it.
+//!
+//! The move: the last complete round's best `b` is played instead of `a` only
+//! when, in that round — the same budget, the same kind of search — `V(b)`
+//! beats `V(a)` by a margin that reflects how noisy searches of that size are
+//! ([`Noise`], measured as the decision goes, from how a pair's difference
+//! moves from one round to the next); otherwise `a`. Under a clock the rounds
+//! go on while time is left: less of it when the choice is settled, more when
+//! the lookahead's best and the anchor are close.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{
+    collections::{HashMap, VecDeque},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use shakmaty::Move;
 use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
-    ChildLimit, Children, Game,
-    budget::calls_per_pass,
-    lookahead::{Candidate, Decision, Lookahead, Settings, Stats, decide, sort_candidates},
+    ChildLimit, Children, Game, Query, Report, Role, Value,
+    lookahead::{
+        Candidate, Decision, Failure, Lookahead, Rule, Settings, Stats, pass, sort_candidates,
+    },
 };
 
 /// The rounds a decision over `moves` candidates takes to halve down to
-/// one: 1 for a single move, 7 for 35.
+/// two: 1 for a single move, 6 for 35.
 pub fn rounds_for(moves: usize) -> u32 {
-    let mut rounds = 1;
-    let mut alive = moves.max(1);
-    while alive > 1 {
-        alive = alive.div_ceil(2);
-        rounds += 1;
-    }
-    rounds
+    round_sizes(moves, u32::MAX).len() as u32
 }
 
-/// Round 1's per-call nodes when a total (`go nodes N`) is spent in
-/// `rounds` rounds of sequential halving over `moves` root moves: round `r`
-/// re-searches `⌈moves / 2^(r-1)⌉` candidates and the root, each call at
-/// `2^(r-1)` times round 1's budget. One round is one even pass.
-pub fn first_round_nodes(total: u64, lookahead: Lookahead, moves: usize, rounds: u32) -> u64 {
-    let mut units: u64 = 0;
-    let mut alive = moves.max(1);
-    for r in 0..rounds.max(1) {
-        units += calls_per_pass(lookahead, alive) as u64 * (1u64 << r.min(40));
-        alive = alive.div_ceil(2);
+/// How many candidates each round searches, halving down to two (a single
+/// move gets one round).
+fn round_sizes(moves: usize, max_rounds: u32) -> Vec<usize> {
+    let mut sizes = vec![moves.max(1)];
+    while sizes.len() < max_rounds as usize {
+        let last = sizes[sizes.len() - 1];
+        if last <= 2 {
+            break;
+        }
+        sizes.push(next_size(last));
     }
+    sizes
+}
+
+/// The survivors of a round of `n` candidates: the better half, at least two.
+fn next_size(n: usize) -> usize {
+    n.div_ceil(2).max(2).min(n)
+}
+
+/// Round 1's per-call nodes when `total` lookahead nodes are spent in
+/// `rounds` rounds of sequential halving over `moves` root moves: round `r`
+/// re-searches its candidates, and from round 2 the anchor with them (it
+/// usually is one of them when it is not), at `2^(r-1)` times round 1's
+/// budget.
+pub fn first_round_nodes(total: u64, lookahead: Lookahead, moves: usize, rounds: u32) -> u64 {
+    let units: u64 = round_sizes(moves, rounds)
+        .iter()
+        .enumerate()
+        .map(|(r, &alive)| {
+            let searched = if r == 0 { alive } else { alive + 1 };
+            lookahead.plies() as u64 * searched as u64 * (1u64 << r.min(40))
+        })
+        .sum();
     (total / units.max(1)).max(1)
 }
 
@@ -62,6 +92,122 @@ pub fn scaled(limit: ChildLimit, factor: u32) -> ChildLimit {
     }
 }
 
+/// How a decision in rounds spends its budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundPlan {
+    /// The evaluator's root search (the anchor).
+    pub root: ChildLimit,
+    /// A second root search after the first (warm: a deepening), stopped
+    /// when the rounds end: it keeps a worker on the root for the whole
+    /// decision while the first names the anchor early.
+    pub root_then: Option<ChildLimit>,
+    /// Round 1's per-call limit, doubled each round.
+    pub first: ChildLimit,
+    pub max_rounds: u32,
+    /// Under a clock, when to stop starting rounds.
+    pub clock: Option<RoundClock>,
+}
+
+/// The time of a decision under a clock: from `start`, aim at `soft`,
+/// never pass `hard` (the caller cancels there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundClock {
+    pub start: Instant,
+    pub soft: Duration,
+    pub hard: Duration,
+}
+
+/// How far apart two candidates' values must be before the larger is
+/// believed, learned over a session's decisions per call budget (by powers
+/// of two of its nodes): how the difference between a move and its round's
+/// best changes from one round to the next, at twice the budget. The margin
+/// at a budget is twice their root mean square, from a prior worth
+/// [`Noise::PRIOR_WEIGHT`] samples. `examples/noise.rs` measured the
+/// spread of such paired differences against a 16× larger search: 34, 29,
+/// 23 cp for the built-in engine at 250, 1000, 4000 nodes a call; 89, 39,
+/// 21 cp for Stockfish at 500, 2000, 8000. Small searches are noisy, and
+/// each engine differently: hence learned, not fixed.
+#[derive(Debug, Clone, Default)]
+pub struct Noise {
+    /// By `ilog2` of the later round's nodes per call (0 for other limits).
+    buckets: HashMap<u32, VecDeque<i32>>,
+}
+
+impl Noise {
+    const SAMPLES: usize = 256;
+    /// The prior spread, in centipawns, worth this many samples.
+    const PRIOR_SPREAD: f64 = 30.0;
+    const PRIOR_WEIGHT: f64 = 16.0;
+    const MIN_MARGIN: i32 = 20;
+    const MAX_MARGIN: i32 = 300;
+
+    fn bucket(limit: ChildLimit) -> u32 {
+        match limit {
+            ChildLimit::Nodes(n) => n.max(1).ilog2(),
+            _ => 0,
+        }
+    }
+
+    fn add(&mut self, limit: ChildLimit, change: i32) {
+        let samples = self.buckets.entry(Self::bucket(limit)).or_default();
+        if samples.len() == Self::SAMPLES {
+            samples.pop_front();
+        }
+        samples.push_back(change);
+    }
+
+    /// Centipawns a value from searches under `limit` must lead another by
+    /// to be believed.
+    pub fn margin(&self, limit: ChildLimit) -> i32 {
+        let samples = self.buckets.get(&Self::bucket(limit));
+        let sum: f64 = samples
+            .iter()
+            .flat_map(|s| s.iter())
+            .map(|&d| f64::from(d).powi(2))
+            .sum();
+        let n = samples.map_or(0, VecDeque::len) as f64;
+        let spread = ((sum + Self::PRIOR_WEIGHT * Self::PRIOR_SPREAD.powi(2))
+            / (n + Self::PRIOR_WEIGHT))
+            .sqrt();
+        ((2.0 * spread).round() as i32).clamp(Self::MIN_MARGIN, Self::MAX_MARGIN)
+    }
+
+    /// Learns from two consecutive complete rounds, the later under
+    /// `limit`: for every move of the later round besides its best `t`, how
+    /// `V(u) - V(t)` changed.
+    fn learn(&mut self, earlier: &[Candidate], later: &[Candidate], limit: ChildLimit) {
+        let value = |cs: &[Candidate], m: Move| {
+            cs.iter()
+                .find(|c| c.mv == m)
+                .and_then(|c| c.value?.centipawns())
+        };
+        let Some(top) = best_of(later).map(|(m, _)| m) else {
+            return;
+        };
+        let (Some(t1), Some(t2)) = (value(earlier, top), value(later, top)) else {
+            return;
+        };
+        for c in later.iter().filter(|c| c.mv != top) {
+            if let (Some(u1), Some(u2)) = (value(earlier, c.mv), value(later, c.mv)) {
+                self.add(limit, (u2 - t2) - (u1 - t1));
+            }
+        }
+    }
+}
+
+/// The best valued candidate; ties go to the first in order.
+fn best_of(candidates: &[Candidate]) -> Option<(Move, Value)> {
+    let mut best: Option<(Move, Value)> = None;
+    for c in candidates {
+        if let Some(v) = c.value
+            && best.is_none_or(|(_, b)| v > b)
+        {
+            best = Some((c.mv, v));
+        }
+    }
+    best
+}
+
 /// A complete round's outcome, as [`decide_in_rounds`] reports it.
 pub struct Round<'a> {
     /// 1-based.
@@ -71,92 +217,297 @@ pub struct Round<'a> {
     pub decision: &'a Decision,
 }
 
-/// Runs rounds until `max_rounds` are done, one candidate is left after a
-/// round with two or more, or `cancel` fires; `first` is round 1's per-call
-/// limit, doubled each round. The decision is the
-/// last complete round's (a round cut short replaces it only when none
-/// completed); its `candidates` hold every root move with its latest
-/// estimate, its `stats` every call of every round. `None` only for an empty
-/// candidate list.
+/// How settled a round leaves the choice, for the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// The lookahead's best is the anchor and leads the rest by the
+    /// margin, or beats the anchor by it; and it did not change this round.
+    Settled,
+    /// The lookahead's best is not the anchor, but not by the margin yet.
+    Close,
+    Open,
+}
+
+fn verdict(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: bool) -> Verdict {
+    let value = |m: Move| candidates.iter().find(|c| c.mv == m).and_then(|c| c.value);
+    let (Some(a), Some((b, vb))) = (anchor, best_of(candidates)) else {
+        return Verdict::Open;
+    };
+    let runner_up = candidates
+        .iter()
+        .filter(|c| c.mv != b)
+        .filter_map(|c| c.value)
+        .max();
+    let lead = if a == b { runner_up } else { value(a) };
+    match lead {
+        Some(other) if vb >= other.plus_cp(margin) && !changed => Verdict::Settled,
+        Some(_) if a != b => Verdict::Close,
+        _ => Verdict::Open,
+    }
+}
+
+/// Runs the root search and rounds until `max_rounds` are done, two
+/// candidates are left, the clock says so, or `cancel` fires; round 1's
+/// per-call limit is `plan.first`, doubled each round. The decision is made
+/// on the last complete round (a round cut short stands in only when none
+/// completed) against the root search's move, as the module says; its
+/// `candidates` hold every root move with its latest estimate, its `stats`
+/// every call. `on_candidate` sees every candidate as it finishes, in
+/// every round. `None` only for an empty candidate list.
 #[allow(clippy::too_many_arguments)]
 pub async fn decide_in_rounds<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
     candidates: &[Move],
-    first: ChildLimit,
-    max_rounds: u32,
+    plan: RoundPlan,
     settings: Settings,
+    noise: &Mutex<Noise>,
     cancel: &CancellationToken,
+    on_candidate: &mut (dyn FnMut(&Candidate, usize) + Send),
     on_round: &mut (dyn FnMut(&Round<'_>) + Send),
 ) -> Option<Decision> {
     let mut alive = candidates.to_vec();
     sort_candidates(&mut alive);
-    // The latest estimate of every root move (sorted when returned).
+    let anchor_seen: Arc<Mutex<Option<Move>>> = Arc::default();
+    let root_cancel = cancel.child_token();
+    let root_task = (game.terminal_now().is_none() && settings.fortify).then(|| {
+        tokio::spawn(root_searches(
+            children.clone(),
+            game.clone(),
+            [Some(plan.root), plan.root_then],
+            root_cancel.clone(),
+            anchor_seen.clone(),
+        ))
+    });
+    let anchor_now = || {
+        anchor_seen
+            .lock()
+            .ok()
+            .and_then(|a| *a)
+            .filter(|m| candidates.contains(m))
+    };
+
+    // The latest estimate of every root move, and the nodes spent on it.
     let mut latest: HashMap<Move, Candidate> = HashMap::new();
+    let mut spent: HashMap<Move, u64> = HashMap::new();
     let mut kept: Option<Decision> = None;
+    let mut kept_limit = plan.first;
     let mut stats = Stats::default();
     let mut factor = 1u32;
-    for number in 1..=max_rounds.max(1) {
-        let limit = scaled(first, factor);
-        let decision = decide(
+    let mut rounds = 0;
+    let mut last_best: Option<Move> = None;
+    for number in 1..=plan.max_rounds.max(1) {
+        if number > 1
+            && let Some(a) = anchor_now()
+            && !alive.contains(&a)
+        {
+            alive.push(a);
+            sort_candidates(&mut alive);
+        }
+        let limit = scaled(plan.first, factor);
+        let started = Instant::now();
+        let decision = pass(
             children,
             game,
             &alive,
             limit,
+            None,
             settings,
             cancel,
-            &mut |_, _| {},
+            on_candidate,
         )
         .await?;
         stats.merge(&decision.stats);
-        let complete = !decision.cancelled;
         for c in &decision.candidates {
+            *spent.entry(c.mv).or_default() += c.calls.iter().map(|r| r.nodes).sum::<u64>();
             // A cut round's unfinished candidates keep their earlier value.
             if c.value.is_some() || !latest.contains_key(&c.mv) {
                 latest.insert(c.mv, c.clone());
             }
         }
-        if complete {
-            on_round(&Round {
-                number,
-                limit,
-                decision: &decision,
-            });
-        }
-        let mut next = survivors(&decision.candidates);
-        // The evaluator's own move stays a contender: fortification weighs
-        // the lookahead's choice against it, so it too is searched at the
-        // largest budget.
-        if let Some(root) = decision.root.as_ref().filter(|r| !r.stopped)
-            && candidates.contains(&root.best)
-            && !next.contains(&root.best)
-        {
-            next.push(root.best);
-            sort_candidates(&mut next);
-        }
-        let done = !complete || alive.len() <= 1 || next.len() == alive.len();
-        if complete || kept.is_none() {
-            kept = Some(decision);
-        }
-        if done || number == max_rounds || cancel.is_cancelled() {
+        let complete = !decision.cancelled;
+        if !complete {
+            if kept.is_none() {
+                kept = Some(decision);
+                kept_limit = limit;
+            }
             break;
+        }
+        rounds = number;
+        on_round(&Round {
+            number,
+            limit,
+            decision: &decision,
+        });
+        if let (Some(earlier), Ok(mut noise)) = (&kept, noise.lock()) {
+            noise.learn(&earlier.candidates, &decision.candidates, limit);
+        }
+        let best = best_of(&decision.candidates).map(|(m, _)| m);
+        let changed = best != last_best;
+        last_best = best;
+        let next = survivors(&decision.candidates);
+        let verdict = verdict(
+            &decision.candidates,
+            anchor_now(),
+            margin(noise, limit, settings),
+            changed,
+        );
+        kept = Some(decision);
+        kept_limit = limit;
+        if alive.len() <= 2 && plan.clock.is_none() || number == plan.max_rounds {
+            break;
+        }
+        if let Some(clock) = plan.clock {
+            let target = match verdict {
+                Verdict::Settled => clock.soft / 2,
+                Verdict::Open => clock.soft,
+                Verdict::Close => clock.soft * 2,
+            }
+            .min(clock.hard);
+            // The next round costs as much again, twice as much once it
+            // no longer halves.
+            let growth = 2.0 * next.len() as f64 / alive.len() as f64;
+            let elapsed = clock.start.elapsed();
+            if elapsed >= target || elapsed + started.elapsed().mul_f64(growth) > clock.hard {
+                break;
+            }
         }
         alive = next;
         factor = factor.saturating_mul(2);
     }
+
+    // The root search: a continuation is stopped now; a first search runs
+    // to its limit (or to `cancel`).
+    if plan.root_then.is_some() {
+        root_cancel.cancel();
+    }
+    let (reports, root_failure) = match root_task {
+        Some(task) => task.await.unwrap_or_default(),
+        None => (Vec::new(), None),
+    };
+    reports.iter().for_each(|r| stats.add(r));
+    let root = reports.into_iter().rev().find(|r| r.score.is_some());
+
     let mut decision = kept?;
+    decision.root = root;
+    decision.root_failure = root_failure;
+    decision.evaluator_choice = decision
+        .root
+        .as_ref()
+        .and_then(|r| Some((r.best, r.score?)))
+        .filter(|(m, _)| candidates.contains(m));
+    let margin = margin(noise, kept_limit, settings);
+    let plies = settings.lookahead.plies();
+    // Chosen on the last round's values (one budget), before the latest
+    // estimates of every move replace its candidates.
+    let anchor = decision.root_move().filter(|_| settings.fortify);
+    let round_value = |d: &Decision, m: Move| {
+        d.candidates
+            .iter()
+            .find(|c| c.mv == m)
+            .and_then(|c| c.value)
+    };
+    let choice = match (anchor, decision.lookahead_choice) {
+        (Some(a), Some((b, _))) if a == b => Some((a, Rule::Lookahead)),
+        (Some(a), Some((b, vb))) => match round_value(&decision, a) {
+            Some(va) if vb >= va.plus_cp(margin) => Some((b, Rule::Lookahead)),
+            _ => Some((a, Rule::Fortified)),
+        },
+        (Some(a), None) => Some((a, Rule::EvaluatorFallback)),
+        (None, _) => None,
+    };
+    let top3: u64 = {
+        let mut per_move: Vec<u64> = spent.values().copied().collect();
+        per_move.sort_unstable_by(|a, b| b.cmp(a));
+        per_move.iter().take(3).sum()
+    };
     let mut all: Vec<Candidate> = latest.into_values().collect();
     all.sort_by_cached_key(|c| shakmaty::uci::UciMove::from_standard(c.mv).to_string());
     decision.candidates = all;
+    if let Some((mv, rule)) = choice {
+        // The anchor's line and value are those of its round.
+        decision.play(mv, rule, plies);
+    }
     let depth = decision.stats.depth;
     decision.stats = Stats { depth, ..stats };
+    decision.spread = Some(Spread {
+        rounds,
+        margin,
+        top3_nodes: top3,
+        lookahead_nodes: spent.values().sum(),
+    });
     Some(decision)
 }
 
-/// The better half (rounded up) of a round's candidates by value, in
-/// candidate order; candidates without a value go last.
+/// The margin a deviation from the anchor must clear, on values from
+/// searches under `limit`: the measured noise plus the user's
+/// `FortifyMargin`.
+fn margin(noise: &Mutex<Noise>, limit: ChildLimit, settings: Settings) -> i32 {
+    let measured = noise
+        .lock()
+        .map_or(2 * Noise::PRIOR_SPREAD as i32, |n| n.margin(limit));
+    measured + settings.fortify_margin
+}
+
+/// How a decision in rounds spread its budget (`info` and `bench`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spread {
+    /// Complete rounds.
+    pub rounds: u32,
+    /// Centipawns a deviation from the anchor had to clear.
+    pub margin: i32,
+    /// Lookahead nodes spent on the three moves that got the most.
+    pub top3_nodes: u64,
+    /// All lookahead nodes (the root search's not included).
+    pub lookahead_nodes: u64,
+}
+
+/// The evaluator's searches of the root, one after the other: each report
+/// with a score names the anchor at once (`anchor`).
+async fn root_searches<C: Children>(
+    children: Arc<C>,
+    game: Arc<Game>,
+    limits: [Option<ChildLimit>; 2],
+    cancel: CancellationToken,
+    anchor: Arc<Mutex<Option<Move>>>,
+) -> (Vec<Report>, Option<Failure>) {
+    let mut reports = Vec::new();
+    for limit in limits.into_iter().flatten() {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let query = Query {
+            role: Role::Evaluator,
+            game: game.clone(),
+            line: Vec::new(),
+            limit,
+        };
+        match children.search(query, cancel.clone()).await {
+            Ok(report) => {
+                let stopped = report.stopped;
+                if report.score.is_some()
+                    && let Ok(mut a) = anchor.lock()
+                {
+                    *a = Some(report.best);
+                }
+                reports.push(report);
+                if stopped {
+                    break;
+                }
+            }
+            Err(e) => {
+                tracing::warn!("evaluator at the root failed: {e}");
+                return (reports, Some(Failure::of(Role::Evaluator, &e)));
+            }
+        }
+    }
+    (reports, None)
+}
+
+/// The better half (rounded up, at least two) of a round's candidates by
+/// value, in candidate order; candidates without a value go last.
 fn survivors(candidates: &[Candidate]) -> Vec<Move> {
-    let keep = candidates.len().div_ceil(2);
+    let keep = next_size(candidates.len());
     let mut ranked: Vec<&Candidate> = candidates.iter().collect();
     // Stable: equal values keep root order.
     ranked.sort_by_key(|c| std::cmp::Reverse(c.value));
@@ -231,13 +582,8 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn every_move_in_round_one_then_the_better_half_at_twice_the_budget() {
-        let game = Arc::new(Game::default());
-        let names = [
-            "a2a3", "b2b3", "c2c3", "d2d4", "e2e4", "f2f3", "g1f3", "h2h3",
-        ];
-        let candidates: Vec<Move> = names
+    fn moves(game: &Game, names: &[&str]) -> Vec<Move> {
+        names
             .iter()
             .map(|n| {
                 n.parse::<UciMove>()
@@ -245,74 +591,149 @@ mod tests {
                     .and_then(|u| u.to_move(game.position()).ok())
                     .expect("legal")
             })
-            .collect();
+            .collect()
+    }
+
+    /// Runs a decision in rounds over eight opening moves valued by
+    /// `scores`; the root search (anchor) names a2a3, the first legal move.
+    async fn rounds_over(
+        scores: [i32; 8],
+    ) -> (
+        Decision,
+        Vec<(u32, ChildLimit, usize)>,
+        Vec<(Role, usize, ChildLimit)>,
+    ) {
+        let game = Arc::new(Game::default());
+        let names = [
+            "a2a3", "b2b3", "c2c3", "d2d4", "e2e4", "f2f3", "g1f3", "h2h3",
+        ];
+        let candidates = moves(&game, &names);
         let mut children = Valued::default();
-        for (name, score) in names.iter().zip([5, 10, 15, 40, 50, 1, 30, 2]) {
+        for (name, score) in names.iter().zip(scores) {
             children.scores.insert((*name).to_owned(), score);
         }
         let children = Arc::new(children);
         let settings = Settings {
             lookahead: Lookahead::One,
-            fortify: false,
+            fortify: true,
             fortify_margin: 0,
+        };
+        let plan = RoundPlan {
+            root: ChildLimit::Nodes(1000),
+            root_then: None,
+            first: ChildLimit::Nodes(100),
+            max_rounds: rounds_for(candidates.len()),
+            clock: None,
         };
         let mut seen = Vec::new();
         let d = decide_in_rounds(
             &children,
             &game,
             &candidates,
-            ChildLimit::Nodes(100),
-            rounds_for(candidates.len()),
+            plan,
             settings,
+            &Mutex::new(Noise::default()),
             &CancellationToken::new(),
+            &mut |_, _| {},
             &mut |r| seen.push((r.number, r.limit, r.decision.candidates.len())),
         )
         .await
         .expect("a decision");
-        // The better half goes on, and the evaluator's own move (a2a3, the
-        // worst by lookahead) with it.
+        let asked = children.asked.lock().map(|a| a.clone()).unwrap_or_default();
+        (d, seen, asked)
+    }
+
+    #[tokio::test]
+    async fn every_move_in_round_one_then_the_better_half_at_twice_the_budget() {
+        let (d, seen, asked) = rounds_over([5, 10, 15, 40, 50, 1, 30, 2]).await;
+        // The better half goes on, and the anchor (a2a3, the worst but one
+        // by lookahead) with it.
         assert_eq!(
             seen,
             vec![
                 (1, ChildLimit::Nodes(100), 8),
                 (2, ChildLimit::Nodes(200), 4 + 1),
                 (3, ChildLimit::Nodes(400), 3 + 1),
-                (4, ChildLimit::Nodes(800), 2 + 1),
             ]
         );
-        assert_eq!(UciMove::from_standard(d.best).to_string(), "e2e4");
         assert_eq!(d.candidates.len(), 8, "every root move keeps its estimate");
-        let asked = children.asked.lock().map(|a| a.clone()).unwrap_or_default();
+        assert!(d.candidates.iter().all(|c| c.value.is_some()));
         let opponent_calls = asked.iter().filter(|(r, ..)| *r == Role::Opponent).count();
-        assert_eq!(opponent_calls, 8 + 5 + 4 + 3);
+        assert_eq!(opponent_calls, 8 + 5 + 4);
         let roots: Vec<ChildLimit> = asked
             .iter()
             .filter(|(r, len, _)| *r == Role::Evaluator && *len == 0)
             .map(|(.., l)| *l)
             .collect();
-        assert_eq!(roots.len(), 4, "the root search grows every round");
+        assert_eq!(
+            roots,
+            vec![ChildLimit::Nodes(1000)],
+            "one root search, apart"
+        );
         assert_eq!(d.stats.calls, asked.len() as u64);
-        assert_eq!(d.value, Some(Value::cp(50)));
-        assert!(d.candidates.iter().all(|c| c.value.is_some()));
+        assert_eq!(d.spread.map(|s| s.rounds), Some(3));
+        // e2e4 leads the anchor by 45 cp in the last round: less than the
+        // margin (about twice the prior 30 cp spread), so the anchor stays.
+        assert_eq!(UciMove::from_standard(d.best).to_string(), "a2a3");
+        assert_eq!(d.rule, Rule::Fortified);
+        assert_eq!(d.value, Some(Value::cp(5)));
+        assert_eq!(
+            d.lookahead_choice
+                .map(|(m, v)| (UciMove::from_standard(m).to_string(), v)),
+            Some(("e2e4".to_owned(), Value::cp(50)))
+        );
+    }
+
+    #[tokio::test]
+    async fn the_lookahead_deviates_from_the_anchor_by_more_than_the_margin() {
+        let (d, _, _) = rounds_over([5, 10, 15, 40, 100, 1, 30, 2]).await;
+        assert_eq!(UciMove::from_standard(d.best).to_string(), "e2e4");
+        assert_eq!(d.rule, Rule::Lookahead);
+        assert_eq!(d.value, Some(Value::cp(100)));
+        let margin = d.spread.map(|s| s.margin).unwrap_or_default();
+        assert!((40..95).contains(&margin), "margin {margin}");
     }
 
     #[test]
-    fn rounds_halve_to_one() {
+    fn noise_is_learned_per_budget() {
+        let mut noise = Noise::default();
+        let small = ChildLimit::Nodes(500);
+        let large = ChildLimit::Nodes(8000);
+        assert_eq!(noise.margin(small), 60, "the prior: twice 30 cp");
+        for i in 0..256 {
+            noise.add(small, if i % 2 == 0 { 90 } else { -90 });
+            noise.add(large, if i % 2 == 0 { 20 } else { -20 });
+        }
+        assert!(
+            (170..=180).contains(&noise.margin(small)),
+            "{}",
+            noise.margin(small)
+        );
+        assert!(
+            (40..=45).contains(&noise.margin(large)),
+            "{}",
+            noise.margin(large)
+        );
+    }
+
+    #[test]
+    fn rounds_halve_to_two() {
         assert_eq!(rounds_for(1), 1);
-        assert_eq!(rounds_for(2), 2);
-        assert_eq!(rounds_for(3), 3);
-        assert_eq!(rounds_for(35), 7);
+        assert_eq!(rounds_for(2), 1);
+        assert_eq!(rounds_for(3), 2);
+        assert_eq!(rounds_for(35), 6);
+        assert_eq!(round_sizes(35, 10), vec![35, 18, 9, 5, 3, 2]);
         assert_eq!(scaled(ChildLimit::Nodes(300), 4), ChildLimit::Nodes(1200));
         assert_eq!(scaled(ChildLimit::Depth(3), 4), ChildLimit::Depth(5));
     }
 
     #[test]
     fn a_node_total_is_spread_over_the_rounds() {
-        // One round is one even pass: 20 moves, one-step, 41 calls.
-        assert_eq!(first_round_nodes(41_000, Lookahead::One, 20, 1), 1000);
+        // One round: every move once, one-step: 40 calls for 20 moves.
+        assert_eq!(first_round_nodes(40_000, Lookahead::One, 20, 1), 1000);
         assert_eq!(first_round_nodes(5, Lookahead::One, 20, 1), 1);
-        // 4 moves in 3 rounds: 9 calls, then 5 at twice, then 3 at four
-        // times the first budget: 31 units.
-        assert_eq!(first_round_nodes(31_000, Lookahead::One, 4, 3), 1000);
+        // 4 moves in 2 rounds: 8 calls, then (2 + the anchor) × 2 calls at
+        // twice the first budget: 20 units.
+        assert_eq!(first_round_nodes(20_000, Lookahead::One, 4, 2), 1000);
     }
 }

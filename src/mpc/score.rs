@@ -73,6 +73,11 @@ impl Value {
         }
     }
 
+    /// Centipawns, or `None` for a mate.
+    pub fn centipawns(self) -> Option<i32> {
+        (!self.is_mate()).then_some(self.0)
+    }
+
     pub fn is_mate(self) -> bool {
         self.0.abs() > MATE_BOUND
     }

@@ -25,7 +25,7 @@ use crate::{
     uci::{
         codec::{Go, Info},
         output::Output,
-        time::move_budget,
+        time::move_time,
     },
 };
 
@@ -154,7 +154,7 @@ pub async fn search(req: &BuiltinGo) -> Option<builtin::Outcome> {
             }
             _ = req.ponderhit.cancelled(), if req.go.ponder && !released => {
                 released = true;
-                clock = move_budget(&req.go, pos.turn(), req.overhead).map(|b| Instant::now() + b);
+                clock = move_time(&req.go, pos.turn(), req.overhead).map(|t| Instant::now() + t.soft);
             }
             _ = tokio::time::sleep_until(clock.unwrap_or(far).into()), if clock.is_some() => {
                 flag.store(true, Ordering::Relaxed);

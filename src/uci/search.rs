@@ -27,17 +27,17 @@ use crate::{
     mpc::{
         ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Role, Rule, Settings,
         Value,
-        budget::{MIN_CALL, TimedPlan, plan_timed},
+        budget::{INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds, plan_timed},
         decide,
         lookahead::{CANCEL_GRACE, Stats},
-        rounds::{Round, decide_in_rounds, first_round_nodes, rounds_for},
+        rounds::{Noise, Round, RoundPlan, decide_in_rounds},
     },
     uci::{
         builtin_go::{self, BuiltinGo},
         codec::{Go, Info},
         options::Options,
         output::Output,
-        time::{flag_guard, move_budget},
+        time::{MoveTime, flag_guard, move_time},
     },
 };
 
@@ -72,27 +72,29 @@ pub struct GoRequest {
     /// The built-in engine that answers when the children cannot
     /// ([`fallback_engine`]).
     pub fallback: Arc<Mutex<builtin::Engine>>,
+    /// The session's measure of how noisy the children's values are.
+    pub noise: Arc<Mutex<Noise>>,
 }
 
 /// How the decision is budgeted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Plan {
     /// A fixed amount of work: one pass, every call under one limit, or
-    /// rounds of sequential halving from a first per-call limit.
+    /// rounds over a node total.
     Fixed(Work),
-    /// One pass split out of this much wall time, which is a hard deadline.
-    Timed(Duration),
+    /// Rounds on a clock: a target and a hard limit.
+    Timed(MoveTime),
     /// Passes of doubling size until stopped.
     Deepening,
 }
 
 /// What one pass of [`Search::pass`] runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Work {
     /// Every candidate once, under this limit.
     Pass(ChildLimit),
-    /// Rounds from this per-call limit ([`decide_in_rounds`]).
-    Rounds(ChildLimit, u32),
+    /// A root search and rounds ([`decide_in_rounds`]).
+    Rounds(Box<RoundPlan>),
 }
 
 fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
@@ -114,15 +116,17 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
     }
     if let Some(nodes) = go.nodes {
         // A total for the decision: rounds that follow the contenders.
-        let rounds = rounds_for(moves);
-        let first = first_round_nodes(nodes, options.lookahead, moves, rounds);
-        return Plan::Fixed(Work::Rounds(ChildLimit::Nodes(first), rounds));
+        return Plan::Fixed(Work::Rounds(Box::new(node_rounds(
+            nodes,
+            options.lookahead,
+            moves,
+        ))));
     }
     if go.ends_when_told() {
         return Plan::Deepening;
     }
-    match move_budget(go, us, overhead) {
-        Some(budget) => Plan::Timed(budget),
+    match move_time(go, us, overhead) {
+        Some(time) => Plan::Timed(time),
         None => pass(ChildLimit::Nodes(BARE_GO_NODES)),
     }
 }
@@ -245,7 +249,7 @@ impl Search {
                     .await
                     .ok_or_else(no_candidates)
             }
-            Plan::Timed(budget) => self.timed(self.req.received, budget, settings).await,
+            Plan::Timed(time) => self.timed(self.req.received, time, settings).await,
             Plan::Deepening => self
                 .deepen(settings, us, overhead)
                 .await
@@ -300,9 +304,9 @@ impl Search {
             if pondering && self.req.ponderhit.is_cancelled() {
                 // The clock is ours now: a fresh, timed decision.
                 let hit = Instant::now();
-                return match move_budget(&self.req.go, us, overhead) {
-                    Some(budget) => {
-                        let timed = self.timed(hit, budget, settings).await;
+                return match move_time(&self.req.go, us, overhead) {
+                    Some(time) => {
+                        let timed = self.timed(hit, time, settings).await;
                         keep_better(last, timed.ok())
                     }
                     None => last,
@@ -317,29 +321,31 @@ impl Search {
         }
     }
 
-    /// One pass split out of `budget` from `start`, ended by the deadline.
-    /// `Err` says why no child could answer in time.
+    /// Rounds on the clock from `start`, ended by the hard limit. `Err` says
+    /// why no child could answer in time.
     async fn timed(
         &mut self,
         start: Instant,
-        budget: Duration,
+        time: MoveTime,
         settings: Settings,
     ) -> Result<Outcome, String> {
-        let deadline = start + budget;
+        let deadline = start + time.hard;
         self.deadline = Some(deadline);
-        let threads = self.req.pool.config().threads;
-        let cost = self.req.pool.call_cost();
-        match plan_timed(
-            budget,
-            self.candidates.len(),
-            threads,
-            settings.lookahead,
-            cost,
-        ) {
-            TimedPlan::Lookahead(lookahead, per_call) => {
+        let pool = &self.req.pool;
+        let budget = TimedBudget {
+            start,
+            soft: time.soft,
+            hard: time.hard,
+            threads: pool.config().threads,
+            speed: pool.speed().unwrap_or(INITIAL_SPEED),
+            call_cost: pool.call_cost(),
+        };
+        match plan_timed(budget, self.candidates.len(), settings.lookahead) {
+            TimedPlan::Rounds(lookahead, plan) => {
                 if lookahead != settings.lookahead {
                     self.req.out.info_string(format!(
-                        "time is short ({budget:?}): half-step lookahead this move"
+                        "time is short ({:?}): half-step lookahead this move",
+                        time.soft
                     ));
                 }
                 let settings = Settings {
@@ -350,15 +356,16 @@ impl Search {
                     deadline: Some(deadline),
                     on_ponderhit: OnPonderHit::Ignore,
                 };
-                self.pass(Work::Pass(ChildLimit::MoveTime(per_call)), settings, ends)
+                self.pass(Work::Rounds(plan), settings, ends)
                     .await
                     .ok_or_else(no_candidates)
             }
             // Not even one child call fits.
-            TimedPlan::EvaluatorOnly(time) if time < MIN_CALL => Err(format!(
-                "{budget:?} for this move leaves no time for a child round trip"
+            TimedPlan::EvaluatorOnly(t) if t < MIN_CALL => Err(format!(
+                "{:?} for this move leaves no time for a child round trip",
+                time.soft
             )),
-            TimedPlan::EvaluatorOnly(time) => self.evaluator_only(time, deadline, settings).await,
+            TimedPlan::EvaluatorOnly(t) => self.evaluator_only(t, deadline, settings).await,
         }
     }
 
@@ -437,6 +444,7 @@ impl Search {
             root: Some(report),
             root_failure: None,
             cancelled: grace.is_some(),
+            spread: None,
         };
         self.nodes += decision.stats.nodes;
         Ok(Outcome {
@@ -504,6 +512,7 @@ impl Search {
                 depth: outcome.depth,
             },
             cancelled: false,
+            spread: None,
         };
         Some(Outcome {
             decision,
@@ -517,8 +526,9 @@ impl Search {
     /// One lookahead pass, ended early by `stop` and as `ends` says. A complete
     /// pass is reported at once; a cut one only if it is the one played.
     async fn pass(&mut self, work: Work, settings: Settings, ends: Ends) -> Option<Outcome> {
-        let limit = match work {
-            Work::Pass(limit) | Work::Rounds(limit, _) => limit,
+        let limit = match &work {
+            Work::Pass(limit) => *limit,
+            Work::Rounds(plan) => plan.first,
         };
         let cancel = CancellationToken::new();
         let out = self.req.out.clone();
@@ -564,6 +574,7 @@ impl Search {
             out.line(info.to_string());
         };
         let pool = self.req.pool.clone();
+        let noise = self.req.noise.clone();
         let game = self.req.game.clone();
         let candidates = self.candidates.clone();
         let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
@@ -584,14 +595,15 @@ impl Search {
                         &cancel,
                         &mut on_candidate,
                     )),
-                    Work::Rounds(first, rounds) => Box::pin(decide_in_rounds(
+                    Work::Rounds(plan) => Box::pin(decide_in_rounds(
                         &pool,
                         &game,
                         &candidates,
-                        first,
-                        rounds,
+                        *plan,
                         settings,
+                        &noise,
                         &cancel,
+                        &mut on_candidate,
                         &mut on_round,
                     )),
                 };
@@ -669,12 +681,25 @@ impl Search {
             Lookahead::Half => "half-step",
             Lookahead::One => "one-step",
         };
+        let (margin, spread) = match d.spread {
+            // Rounds: the measured margin; how the lookahead's nodes were spread.
+            Some(s) => (
+                s.margin,
+                format!(
+                    "; {} rounds, {} calls, {} nodes, {:.0}% of the lookahead's on its top 3 moves",
+                    s.rounds,
+                    d.stats.calls,
+                    d.stats.nodes,
+                    100.0 * s.top3_nodes as f64 / s.lookahead_nodes.max(1) as f64
+                ),
+            ),
+            None => (o.settings.fortify_margin, String::new()),
+        };
         self.req.out.info_string(format!(
-            "{lookahead} {:?}: {rule}; lookahead {} vs evaluator {} (margin {}); {finished}/{} candidates{}",
+            "{lookahead} {:?}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{}{spread}",
             o.limit,
             show(d.lookahead_choice),
             show(d.evaluator_choice),
-            o.settings.fortify_margin,
             d.candidates.len(),
             if d.cancelled { ", cut short" } else { "" },
         ));

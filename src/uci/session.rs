@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     engine::{Pool, PoolConfig, builtin},
-    mpc::Game,
+    mpc::{Game, rounds::Noise},
     uci::{
         builtin_go::{self, BuiltinGo},
         codec::{GuiCommand, ParseError, Parsed, StartPosition, parse_gui_line},
@@ -120,6 +120,8 @@ pub struct Session {
     debug: bool,
     /// The built-in engine that makes the move when the children cannot.
     fallback: Arc<std::sync::Mutex<builtin::Engine>>,
+    /// How noisy the children's values are, learned over the session.
+    noise: Arc<std::sync::Mutex<Noise>>,
 }
 
 /// How long `isready` waits for the children to start.
@@ -150,6 +152,7 @@ impl Session {
             search: None,
             debug: false,
             fallback: search::fallback_engine(),
+            noise: Arc::default(),
         }
     }
 
@@ -314,6 +317,7 @@ impl Session {
                     ponderhit: ponderhit.clone(),
                     debug: self.debug,
                     fallback: self.fallback.clone(),
+                    noise: self.noise.clone(),
                 };
                 let task = tokio::spawn(search::run(request));
                 self.running(until_told, stop, ponderhit, task);

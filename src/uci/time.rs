@@ -12,7 +12,7 @@ use shakmaty::Color;
 use crate::uci::codec::Go;
 
 /// Moves assumed left when the GUI does not say (sudden death).
-const DEFAULT_MOVES_TO_GO: u64 = 30;
+const DEFAULT_MOVES_TO_GO: u64 = 25;
 
 /// What the `go` line gives us, overhead already kept back.
 enum Allowance {
@@ -39,25 +39,42 @@ fn allowance(go: &Go, us: Color, overhead: Duration) -> Option<Allowance> {
     })
 }
 
+/// The time of one move: aim at `soft`, never pass `hard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoveTime {
+    pub soft: Duration,
+    pub hard: Duration,
+}
+
+/// How much longer than its target a move may run when its choice is
+/// still open (the hard limit, below a share of the clock).
+const HARD_FACTOR: u64 = 3;
+
 /// The wall time this move may use, or `None` when the `go` line sets no clock
-/// or move time (depth, nodes, mate, infinite).
-pub fn move_budget(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
-    let ms = match allowance(go, us, overhead)? {
-        Allowance::MoveTime(ms) => ms,
+/// or move time (depth, nodes, mate, infinite). With a clock the target is
+/// the move's share of what is left (`movestogo`, or about
+/// [`DEFAULT_MOVES_TO_GO`] moves in sudden death) plus most of the
+/// increment; the hard limit is [`HARD_FACTOR`] times that, but never more
+/// than a third of the clock (nine tenths before a time control, on its
+/// last move). `movetime` is both.
+pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
+    let (soft, hard) = match allowance(go, us, overhead)? {
+        Allowance::MoveTime(ms) => (ms, ms),
         Allowance::Clock { usable, inc } => {
             let moves_to_go = go.movestogo.map_or(DEFAULT_MOVES_TO_GO, u64::from).max(1);
             let share = usable / moves_to_go + inc * 3 / 4;
-            // Never bet most of the clock on one move, unless it is the last
-            // before a time control.
-            let cap = if moves_to_go == 1 {
+            let hard = if moves_to_go == 1 {
                 usable * 9 / 10
             } else {
-                usable / 2
+                (share * HARD_FACTOR).min(usable / 3)
             };
-            share.min(cap)
+            (share.min(hard), hard)
         }
     };
-    Some(Duration::from_millis(ms))
+    Some(MoveTime {
+        soft: Duration::from_millis(soft),
+        hard: Duration::from_millis(hard),
+    })
 }
 
 /// The latest a fixed-budget search (`ChildNodes`, `go depth`, …) may answer
@@ -75,8 +92,9 @@ pub fn flag_guard(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
 mod tests {
     use super::*;
 
-    fn budget(go: Go, us: Color) -> Option<u64> {
-        move_budget(&go, us, Duration::from_millis(50)).map(|d| d.as_millis() as u64)
+    fn budget(go: Go, us: Color) -> Option<(u64, u64)> {
+        move_time(&go, us, Duration::from_millis(50))
+            .map(|t| (t.soft.as_millis() as u64, t.hard.as_millis() as u64))
     }
 
     #[test]
@@ -88,7 +106,7 @@ mod tests {
                     ..Go::default()
                 },
                 Color::White,
-                Some(950),
+                Some((950, 950)),
             ),
             (
                 Go {
@@ -96,9 +114,9 @@ mod tests {
                     ..Go::default()
                 },
                 Color::White,
-                Some(0),
+                Some((0, 0)),
             ),
-            // 10+0.1: 9950/30 + 75.
+            // 10+0.1: 9950/25 + 75, three times that at most.
             (
                 Go {
                     wtime: Some(10_000),
@@ -107,7 +125,7 @@ mod tests {
                     ..Go::default()
                 },
                 Color::White,
-                Some(406),
+                Some((473, 1419)),
             ),
             // Black's clock, 1+0.01.
             (
@@ -118,7 +136,7 @@ mod tests {
                     ..Go::default()
                 },
                 Color::Black,
-                Some(38),
+                Some((45, 135)),
             ),
             // Negative clock: nothing but the increment, capped by an empty clock.
             (
@@ -128,7 +146,7 @@ mod tests {
                     ..Go::default()
                 },
                 Color::White,
-                Some(0),
+                Some((0, 0)),
             ),
             (
                 Go {
@@ -137,7 +155,7 @@ mod tests {
                     ..Go::default()
                 },
                 Color::White,
-                Some(1800),
+                Some((1800, 1800)),
             ),
             (
                 Go {
