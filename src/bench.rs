@@ -8,16 +8,21 @@
 
 use std::{
     io::Write,
-    sync::Arc,
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
-use shakmaty::{CastlingMode, Position};
+use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     engine::Pool,
-    mpc::{ChildLimit, Game, decide},
+    mpc::{
+        ChildLimit, Game,
+        budget::{ROOT_SHARE, node_rounds},
+        decide,
+        rounds::{Noise, Spread, decide_in_rounds},
+    },
     uci::options::Options,
 };
 
@@ -39,6 +44,9 @@ pub struct BenchArgs {
     /// Comma-separated Threads values to measure.
     #[arg(long, default_value = "1,2", value_delimiter = ',')]
     threads: Vec<usize>,
+    /// Node total of the `go nodes` decisions in rounds (0: none).
+    #[arg(long, default_value_t = 100_000)]
+    total: u64,
 }
 
 /// Runs the bench, writing its table to `out` (stdout: bench is not a UCI
@@ -121,6 +129,84 @@ pub async fn run(
         "\nbusy = summed child time per call (hash clear + position + search); \
          search = go..bestmove only;\noverhead = wall / (busy / Threads) - 1; eff = (busy / Threads) / wall"
     )?;
+    if args.total > 0 {
+        options.threads = args.threads.iter().copied().max().unwrap_or(1) as u32;
+        rounds(&options, args.total, &games, out).await?;
+    }
+    Ok(())
+}
+
+/// Decisions in rounds (`go nodes total`): how each spread its budget.
+async fn rounds(
+    options: &Options,
+    total: u64,
+    games: &[Arc<Game>],
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let pool = Arc::new(Pool::start(options.pool_config()?));
+    let noise = Mutex::new(Noise::default());
+    writeln!(
+        out,
+        "\nRounds: go nodes {total}, Threads {} (root search {:.0}%, the rest in rounds)",
+        options.threads,
+        100.0 * ROOT_SHARE
+    )?;
+    writeln!(
+        out,
+        "{:>3} {:>6} {:>6} {:>9} {:>9} {:>6} {:>7}  {:<10} {:>6} {:>6}",
+        "pos", "rounds", "calls", "nodes", "wall ms", "top3", "margin", "rule", "move", "root"
+    )?;
+    for (i, game) in games.iter().enumerate() {
+        pool.new_game();
+        let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+        let plan = node_rounds(total, options.lookahead, moves.len());
+        let start = Instant::now();
+        let Some(d) = decide_in_rounds(
+            &pool,
+            game,
+            &moves,
+            plan,
+            options.settings(),
+            &noise,
+            &CancellationToken::new(),
+            &mut |_, _| {},
+            &mut |_| {},
+        )
+        .await
+        else {
+            continue;
+        };
+        let wall = start.elapsed();
+        let spread = d.spread.unwrap_or(Spread {
+            rounds: 0,
+            margin: 0,
+            top3_nodes: 0,
+            lookahead_nodes: 0,
+        });
+        let uci = |m: Move| UciMove::from_move(m, CastlingMode::Standard).to_string();
+        writeln!(
+            out,
+            "{:>3} {:>6} {:>6} {:>9} {:>9.1} {:>5.0}% {:>7}  {:<10} {:>6} {:>6}",
+            i + 1,
+            spread.rounds,
+            d.stats.calls,
+            d.stats.nodes,
+            ms(wall),
+            100.0 * spread.top3_nodes as f64 / spread.lookahead_nodes.max(1) as f64,
+            spread.margin,
+            format!("{:?}", d.rule),
+            uci(d.best),
+            d.evaluator_choice.map_or("-".to_owned(), |(m, _)| uci(m)),
+        )?;
+    }
+    writeln!(
+        out,
+        "top3 = share of the lookahead's nodes spent on the three moves that got the most; \
+         margin = what a deviation from the root search's move had to clear (cp)"
+    )?;
+    if let Ok(pool) = Arc::try_unwrap(pool) {
+        pool.shutdown().await;
+    }
     Ok(())
 }
 

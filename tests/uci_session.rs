@@ -132,6 +132,36 @@ fn ponder_answers_after_ponderhit(child: ChildKind) {
     assert!(e.quit().success());
 }
 
+/// With two workers, pondering runs rounds, and `ponderhit` puts the same
+/// rounds on the clock: they go on where pondering got (no round 1 again).
+fn ponderhit_continues_the_rounds(child: ChildKind) {
+    let mut e = Engine::over(child, &["--threads=2"]);
+    e.handshake();
+    e.send("position startpos moves e2e4 e7e5");
+    e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
+    let pondered = e.until("info depth 3 ", 10 * SECOND);
+    assert!(!pondered.iter().any(|l| l.starts_with("bestmove")));
+    e.send("ponderhit");
+    let (mv, after) = e.bestmove(5 * SECOND);
+    assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+    let depths: Vec<u32> = after
+        .iter()
+        .filter_map(|l| {
+            l.strip_prefix("info depth ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert!(!depths.is_empty(), "{after:?}");
+    assert!(
+        depths.iter().all(|&d| d > 3),
+        "rounds started over: {after:?}"
+    );
+    assert!(e.quit().success());
+}
+
 fn finished_root_answers_none(child: ChildKind) {
     let mut e = Engine::over(child, &["--child-nodes=500"]);
     e.handshake();
@@ -422,6 +452,7 @@ over_each_child!(
     never_loses_on_time_at_one_second_plus_ten_ms,
     infinite_waits_for_stop_and_isready_is_answered_mid_search,
     ponder_answers_after_ponderhit,
+    ponderhit_continues_the_rounds,
     finished_root_answers_none,
     finds_a_mate_in_one,
     bad_input_is_survived,

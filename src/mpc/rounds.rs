@@ -93,19 +93,48 @@ pub fn scaled(limit: ChildLimit, factor: u32) -> ChildLimit {
 }
 
 /// How a decision in rounds spends its budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RoundPlan {
     /// The evaluator's root search (the anchor).
     pub root: ChildLimit,
-    /// A second root search after the first (warm: a deepening), stopped
-    /// when the rounds end: it keeps a worker on the root for the whole
-    /// decision while the first names the anchor early.
+    /// A second root search after the first (warm: a deepening): it keeps a
+    /// worker on the root for the whole decision while the first names the
+    /// anchor early.
     pub root_then: Option<ChildLimit>,
+    /// The last root search is stopped when the rounds end (it is meant to
+    /// run as long as they do); otherwise it runs to its limit.
+    pub root_open: bool,
     /// Round 1's per-call limit, doubled each round.
     pub first: ChildLimit,
+    /// With a node total: the lookahead's share of it. Each later round's
+    /// per-call budget is then what is left spread over the rounds left, so
+    /// that small searches that overshoot their limit (a child always ends
+    /// its first iteration) do not overspend the total.
+    pub lookahead_nodes: Option<u64>,
     pub max_rounds: u32,
-    /// Under a clock, when to stop starting rounds.
-    pub clock: Option<RoundClock>,
+    /// Under a clock, when to stop starting rounds; read after every round,
+    /// so a clock that starts later (`ponderhit`) counts from then.
+    pub clock: ClockCell,
+}
+
+/// A [`RoundClock`] that may be set while the rounds run.
+#[derive(Debug, Clone, Default)]
+pub struct ClockCell(Arc<Mutex<Option<RoundClock>>>);
+
+impl ClockCell {
+    pub fn new(clock: Option<RoundClock>) -> ClockCell {
+        ClockCell(Arc::new(Mutex::new(clock)))
+    }
+
+    pub fn set(&self, clock: RoundClock) {
+        if let Ok(mut c) = self.0.lock() {
+            *c = Some(clock);
+        }
+    }
+
+    pub fn get(&self) -> Option<RoundClock> {
+        self.0.lock().ok().and_then(|c| *c)
+    }
 }
 
 /// The time of a decision under a clock: from `start`, aim at `soft`,
@@ -304,7 +333,18 @@ pub async fn decide_in_rounds<C: Children>(
             alive.push(a);
             sort_candidates(&mut alive);
         }
-        let limit = scaled(plan.first, factor);
+        let limit = match plan.lookahead_nodes {
+            Some(total) if number > 1 => {
+                let left = total.saturating_sub(stats.nodes);
+                if left == 0 {
+                    break;
+                }
+                let rounds_left = plan.max_rounds - number + 1;
+                let nodes = first_round_nodes(left, settings.lookahead, alive.len(), rounds_left);
+                ChildLimit::Nodes(nodes)
+            }
+            _ => scaled(plan.first, factor),
+        };
         let started = Instant::now();
         let decision = pass(
             children,
@@ -354,10 +394,10 @@ pub async fn decide_in_rounds<C: Children>(
         );
         kept = Some(decision);
         kept_limit = limit;
-        if alive.len() <= 2 && plan.clock.is_none() || number == plan.max_rounds {
+        if alive.len() <= 1 || number == plan.max_rounds {
             break;
         }
-        if let Some(clock) = plan.clock {
+        if let Some(clock) = plan.clock.get() {
             let target = match verdict {
                 Verdict::Settled => clock.soft / 2,
                 Verdict::Open => clock.soft,
@@ -376,9 +416,9 @@ pub async fn decide_in_rounds<C: Children>(
         factor = factor.saturating_mul(2);
     }
 
-    // The root search: a continuation is stopped now; a first search runs
-    // to its limit (or to `cancel`).
-    if plan.root_then.is_some() {
+    // The root search: an open one is stopped now; else it runs to its
+    // limit (or to `cancel`).
+    if plan.root_open {
         root_cancel.cancel();
     }
     let (reports, root_failure) = match root_task {
@@ -400,7 +440,10 @@ pub async fn decide_in_rounds<C: Children>(
     let plies = settings.lookahead.plies();
     // Chosen on the last round's values (one budget), before the latest
     // estimates of every move replace its candidates.
-    let anchor = decision.root_move().filter(|_| settings.fortify);
+    let anchor = decision
+        .evaluator_choice
+        .map(|(m, _)| m)
+        .filter(|_| settings.fortify);
     let round_value = |d: &Decision, m: Move| {
         d.candidates
             .iter()
@@ -621,9 +664,11 @@ mod tests {
         let plan = RoundPlan {
             root: ChildLimit::Nodes(1000),
             root_then: None,
+            root_open: false,
             first: ChildLimit::Nodes(100),
+            lookahead_nodes: None,
             max_rounds: rounds_for(candidates.len()),
-            clock: None,
+            clock: ClockCell::default(),
         };
         let mut seen = Vec::new();
         let d = decide_in_rounds(

@@ -27,10 +27,13 @@ use crate::{
     mpc::{
         ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Role, Rule, Settings,
         Value,
-        budget::{INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds, plan_timed},
+        budget::{
+            INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds, open_rounds, plan_timed,
+            round_clock,
+        },
         decide,
         lookahead::{CANCEL_GRACE, Stats},
-        rounds::{Noise, Round, RoundPlan, decide_in_rounds},
+        rounds::{ClockCell, Noise, Round, RoundPlan, decide_in_rounds},
     },
     uci::{
         builtin_go::{self, BuiltinGo},
@@ -77,7 +80,7 @@ pub struct GoRequest {
 }
 
 /// How the decision is budgeted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Plan {
     /// A fixed amount of work: one pass, every call under one limit, or
     /// rounds over a node total.
@@ -89,7 +92,7 @@ enum Plan {
 }
 
 /// What one pass of [`Search::pass`] runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Work {
     /// Every candidate once, under this limit.
     Pass(ChildLimit),
@@ -144,17 +147,20 @@ pub async fn run(req: GoRequest) {
 }
 
 /// What ends a pass besides `stop`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Ends {
     deadline: Option<Instant>,
     on_ponderhit: OnPonderHit,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum OnPonderHit {
     Ignore,
     /// End the pass (pondering passes of `go ponder` without a fixed budget).
     Cancel,
+    /// Keep the rounds going, from now on on this clock (`go ponder` with
+    /// two or more workers: the decision continues where pondering got).
+    StartRounds(ClockCell, MoveTime),
     /// Keep going, but from now on within this much (a fixed budget under
     /// `go ponder`: the flag guard of the clock that now runs).
     StartClock(Option<Duration>),
@@ -271,14 +277,38 @@ impl Search {
         }
     }
 
-    /// Passes of doubling size until `stop` (or `ponderhit` while pondering,
-    /// which turns the search into a timed one from that moment).
+    /// Until `stop`, or `ponderhit` while pondering. With two or more
+    /// workers: rounds with the root search on a worker of its own, which
+    /// at `ponderhit` go on under the clock that starts then. With one:
+    /// passes of doubling size, and at `ponderhit` a fresh timed decision
+    /// (on warm children).
     async fn deepen(
         &mut self,
         settings: Settings,
         us: Color,
         overhead: Duration,
     ) -> Option<Outcome> {
+        if self.req.pool.config().threads >= 2 {
+            let clock = ClockCell::default();
+            let time = move_time(&self.req.go, us, overhead);
+            let on_ponderhit = match time {
+                Some(time) if self.req.go.ponder => OnPonderHit::StartRounds(clock.clone(), time),
+                _ => OnPonderHit::Ignore,
+            };
+            let ends = Ends {
+                deadline: None,
+                on_ponderhit,
+            };
+            let plan = open_rounds(
+                FIRST_PASS_NODES,
+                settings.lookahead,
+                self.candidates.len(),
+                clock,
+            );
+            return self
+                .pass(Work::Rounds(Box::new(plan)), settings, ends)
+                .await;
+        }
         let mut last: Option<Outcome> = None;
         let mut nodes = FIRST_PASS_NODES;
         let pondering = self.req.go.ponder;
@@ -292,7 +322,7 @@ impl Search {
         };
         loop {
             let outcome = self
-                .pass(Work::Pass(ChildLimit::Nodes(nodes)), settings, ends)
+                .pass(Work::Pass(ChildLimit::Nodes(nodes)), settings, ends.clone())
                 .await;
             let broken = outcome
                 .as_ref()
@@ -615,11 +645,17 @@ impl Search {
                     _ = self.req.stop.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
                     _ = self.req.ponderhit.cancelled(), if watch_ponderhit && !hit && !cancel.is_cancelled() => {
                         hit = true;
-                        match ends.on_ponderhit {
+                        match &ends.on_ponderhit {
                             OnPonderHit::Cancel => cancel.cancel(),
+                            OnPonderHit::StartRounds(clock, time) => {
+                                let now = Instant::now();
+                                clock.set(round_clock(now, time.soft, time.hard));
+                                deadline = Some(now + time.hard);
+                                self.deadline = deadline;
+                            }
                             // Our clock starts now; a fixed budget keeps off the flag.
                             OnPonderHit::StartClock(Some(guard)) => {
-                                deadline = Some(Instant::now() + guard);
+                                deadline = Some(Instant::now() + *guard);
                                 self.deadline = deadline;
                             }
                             OnPonderHit::StartClock(None) | OnPonderHit::Ignore => {}
