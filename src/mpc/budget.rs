@@ -72,6 +72,7 @@ pub fn node_rounds(total: u64, lookahead: Lookahead, moves: usize) -> RoundPlan 
         first: ChildLimit::Nodes(first),
         lookahead_nodes: Some(rest),
         max_rounds: rounds,
+        anchor_hint: None,
         clock: ClockCell::default(),
     }
 }
@@ -91,6 +92,7 @@ pub fn open_rounds(first: u64, lookahead: Lookahead, moves: usize, clock: ClockC
         first: ChildLimit::Nodes(first),
         lookahead_nodes: None,
         max_rounds: MAX_OPEN_ROUNDS,
+        anchor_hint: None,
         clock,
     }
 }
@@ -182,6 +184,7 @@ pub fn plan_timed(budget: TimedBudget, moves: usize, preferred: Lookahead) -> Ti
                     first: ChildLimit::Nodes(nodes),
                     lookahead_nodes: None,
                     max_rounds: MAX_TIMED_ROUNDS,
+                    anchor_hint: None,
                     clock: ClockCell::new(Some(round_clock(
                         budget.start,
                         budget.soft,

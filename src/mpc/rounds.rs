@@ -112,6 +112,10 @@ pub struct RoundPlan {
     /// its first iteration) do not overspend the total.
     pub lookahead_nodes: Option<u64>,
     pub max_rounds: u32,
+    /// The evaluator's move here as an earlier decision found it (its leaf
+    /// search of this very position, when the game went as predicted): the
+    /// anchor until the root search names one.
+    pub anchor_hint: Option<Move>,
     /// Under a clock, when to stop starting rounds; read after every round,
     /// so a clock that starts later (`ponderhit`) counts from then.
     pub clock: ClockCell,
@@ -297,7 +301,7 @@ pub async fn decide_in_rounds<C: Children>(
 ) -> Option<Decision> {
     let mut alive = candidates.to_vec();
     sort_candidates(&mut alive);
-    let anchor_seen: Arc<Mutex<Option<Move>>> = Arc::default();
+    let anchor_seen = Arc::new(Mutex::new(plan.anchor_hint));
     let root_cancel = cancel.child_token();
     let root_task = (game.terminal_now().is_none() && settings.fortify).then(|| {
         tokio::spawn(root_searches(
@@ -639,13 +643,17 @@ mod tests {
 
     /// Runs a decision in rounds over eight opening moves valued by
     /// `scores`; the root search (anchor) names a2a3, the first legal move.
-    async fn rounds_over(
-        scores: [i32; 8],
-    ) -> (
+    type Run = (
         Decision,
         Vec<(u32, ChildLimit, usize)>,
         Vec<(Role, usize, ChildLimit)>,
-    ) {
+    );
+
+    async fn rounds_over(scores: [i32; 8]) -> Run {
+        rounds_with(scores, true, None).await
+    }
+
+    async fn rounds_with(scores: [i32; 8], fortify: bool, hint: Option<&str>) -> Run {
         let game = Arc::new(Game::default());
         let names = [
             "a2a3", "b2b3", "c2c3", "d2d4", "e2e4", "f2f3", "g1f3", "h2h3",
@@ -658,9 +666,10 @@ mod tests {
         let children = Arc::new(children);
         let settings = Settings {
             lookahead: Lookahead::One,
-            fortify: true,
+            fortify,
             fortify_margin: 0,
         };
+        let anchor_hint = hint.map(|h| moves(&game, &[h])[0]);
         let plan = RoundPlan {
             root: ChildLimit::Nodes(1000),
             root_then: None,
@@ -668,6 +677,7 @@ mod tests {
             first: ChildLimit::Nodes(100),
             lookahead_nodes: None,
             max_rounds: rounds_for(candidates.len()),
+            anchor_hint,
             clock: ClockCell::default(),
         };
         let mut seen = Vec::new();
@@ -737,6 +747,26 @@ mod tests {
         assert_eq!(d.value, Some(Value::cp(100)));
         let margin = d.spread.map(|s| s.margin).unwrap_or_default();
         assert!((40..95).contains(&margin), "margin {margin}");
+    }
+
+    #[tokio::test]
+    async fn an_earlier_decisions_anchor_joins_the_rounds_at_once() {
+        // No root search (fortification off): the hint is the anchor, and
+        // h2h3, the worst move but one by lookahead, is searched in every
+        // round.
+        let (d, seen, asked) =
+            rounds_with([5, 10, 15, 40, 50, 1, 30, 2], false, Some("h2h3")).await;
+        assert_eq!(seen.iter().map(|r| r.2).collect::<Vec<_>>(), vec![8, 5, 4]);
+        let searched = asked.iter().filter(|(r, ..)| *r == Role::Opponent).count();
+        assert_eq!(searched, 8 + 5 + 4);
+        assert!(
+            asked
+                .iter()
+                .all(|(r, len, _)| *r == Role::Opponent || *len > 0),
+            "no root search"
+        );
+        // Without fortification the lookahead's choice is played.
+        assert_eq!(UciMove::from_standard(d.best).to_string(), "e2e4");
     }
 
     #[test]

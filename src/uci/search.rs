@@ -31,7 +31,7 @@ use crate::{
             INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds, open_rounds, plan_timed,
             round_clock,
         },
-        decide,
+        decide, game,
         lookahead::{CANCEL_GRACE, Stats},
         rounds::{ClockCell, Noise, Round, RoundPlan, decide_in_rounds},
     },
@@ -60,6 +60,19 @@ pub fn fallback_engine() -> Arc<Mutex<builtin::Engine>> {
     Arc::new(Mutex::new(builtin::Engine::new(FALLBACK_HASH_MB)))
 }
 
+/// What a decision learned about the position the game reaches if the
+/// opponent replies as predicted: the evaluator's move there (its leaf
+/// search after our move and the reply).
+#[derive(Debug, Clone, Copy)]
+pub struct Seed {
+    /// [`crate::mpc::game::hash`] of that position.
+    position: u64,
+    best: Move,
+}
+
+/// The latest decision's [`Seed`], kept by the session for the next `go`.
+pub type SeedCell = Arc<Mutex<Option<Seed>>>;
+
 /// Everything one `go` needs.
 pub struct GoRequest {
     pub go: Go,
@@ -77,6 +90,8 @@ pub struct GoRequest {
     pub fallback: Arc<Mutex<builtin::Engine>>,
     /// The session's measure of how noisy the children's values are.
     pub noise: Arc<Mutex<Noise>>,
+    /// Read for this decision's anchor hint, written with its own seed.
+    pub seed: SeedCell,
 }
 
 /// How the decision is budgeted.
@@ -271,10 +286,38 @@ impl Search {
                 if !o.reported {
                     self.report(&o);
                 }
+                self.keep_seed(&o.decision);
                 (Some(o.decision.best), o.decision.ponder)
             }
             None => (self.candidates.first().copied(), None),
         }
+    }
+
+    /// Keeps what `d` learned about the position after its move and the
+    /// predicted reply for the next decision.
+    fn keep_seed(&self, d: &Decision) {
+        let seed = d.candidates.iter().find(|c| c.mv == d.best).and_then(|c| {
+            let (reply, leaf) = (c.reply?, c.leaf.as_ref()?);
+            let mut pos = self.req.game.position().clone();
+            pos.play_unchecked(c.mv);
+            pos.play_unchecked(reply);
+            Some(Seed {
+                position: game::hash(&pos),
+                best: leaf.best,
+            })
+        });
+        if let Ok(mut cell) = self.req.seed.lock() {
+            *cell = seed;
+        }
+    }
+
+    /// The evaluator's move here as the previous decision found it, if the
+    /// game went as it predicted.
+    fn anchor_hint(&self) -> Option<Move> {
+        let seed = (*self.req.seed.lock().ok()?)?;
+        (seed.position == game::hash(self.req.game.position())
+            && self.candidates.contains(&seed.best))
+        .then_some(seed.best)
     }
 
     /// Until `stop`, or `ponderhit` while pondering. With two or more
@@ -555,7 +598,10 @@ impl Search {
 
     /// One lookahead pass, ended early by `stop` and as `ends` says. A complete
     /// pass is reported at once; a cut one only if it is the one played.
-    async fn pass(&mut self, work: Work, settings: Settings, ends: Ends) -> Option<Outcome> {
+    async fn pass(&mut self, mut work: Work, settings: Settings, ends: Ends) -> Option<Outcome> {
+        if let Work::Rounds(plan) = &mut work {
+            plan.anchor_hint = self.anchor_hint();
+        }
         let limit = match &work {
             Work::Pass(limit) => *limit,
             Work::Rounds(plan) => plan.first,

@@ -122,6 +122,8 @@ pub struct Session {
     fallback: Arc<std::sync::Mutex<builtin::Engine>>,
     /// How noisy the children's values are, learned over the session.
     noise: Arc<std::sync::Mutex<Noise>>,
+    /// What the last decision learned for the next one.
+    seed: search::SeedCell,
 }
 
 /// How long `isready` waits for the children to start.
@@ -153,6 +155,7 @@ impl Session {
             debug: false,
             fallback: search::fallback_engine(),
             noise: Arc::default(),
+            seed: search::SeedCell::default(),
         }
     }
 
@@ -270,9 +273,13 @@ impl Session {
             }
             GuiCommand::Register => {}
             GuiCommand::UciNewGame => {
-                // Warm children keep their hash within a game, never across.
+                // Warm children keep their hash within a game, never across;
+                // nor does a decision seed one in another game.
                 if let Some(pool) = &self.pool {
                     pool.new_game();
+                }
+                if let Ok(mut seed) = self.seed.lock() {
+                    *seed = None;
                 }
                 if let Some(standalone) = &self.standalone {
                     standalone
@@ -318,6 +325,7 @@ impl Session {
                     debug: self.debug,
                     fallback: self.fallback.clone(),
                     noise: self.noise.clone(),
+                    seed: self.seed.clone(),
                 };
                 let task = tokio::spawn(search::run(request));
                 self.running(until_told, stop, ponderhit, task);
