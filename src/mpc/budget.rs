@@ -111,6 +111,7 @@ pub fn round_clock(start: Instant, soft: Duration, hard: Duration) -> RoundClock
         start,
         soft,
         hard: hard.mul_f64(SAFETY),
+        until_root: false,
     }
 }
 
@@ -120,8 +121,8 @@ pub enum TimedPlan {
     /// Rounds of lookahead of this depth.
     Rounds(Lookahead, Box<RoundPlan>),
     /// Too little time for a lookahead: the evaluator's own move, searching
-    /// this long.
-    EvaluatorOnly(Duration),
+    /// under this limit (the game's clock when it is a plain one).
+    EvaluatorOnly(ChildLimit),
 }
 
 /// What a timed decision has to work with.
@@ -138,6 +139,10 @@ pub struct TimedBudget {
     pub speed: u64,
     /// What a call costs beyond its search.
     pub call_cost: Duration,
+    /// The game's clock for a child (`ChildLimit::Clock`, our time less the
+    /// move overhead), when it is a plain clock: the root search then keeps
+    /// it and decides its own time, as the child playing alone would.
+    pub clock: Option<ChildLimit>,
 }
 
 /// Plans a decision on a clock. With two or more workers the root search
@@ -169,32 +174,34 @@ pub fn plan_timed(budget: TimedBudget, moves: usize, preferred: Lookahead) -> Ti
         Lookahead::One => &[Lookahead::One, Lookahead::Half],
         Lookahead::Half => &[Lookahead::Half],
     };
+    // With two workers and a plain clock, the root search keeps the clock.
+    let keeps_clock = budget.clock.filter(|_| threads >= 2);
     for &lookahead in order {
         let calls = (lookahead.plies() as usize * moves.max(1)) as u32;
         let per_call = lookahead_time / ROUNDS_PER_MOVE / calls;
         let nodes =
             (budget.speed as f64 * per_call.saturating_sub(budget.call_cost).as_secs_f64()) as u64;
-        if nodes >= MIN_CALL_NODES && root >= MIN_CALL {
+        if nodes >= MIN_CALL_NODES && (root >= MIN_CALL || keeps_clock.is_some()) {
+            let mut clock = round_clock(budget.start, budget.soft, budget.hard);
+            clock.until_root = keeps_clock.is_some();
             return TimedPlan::Rounds(
                 lookahead,
                 Box::new(RoundPlan {
-                    root: ChildLimit::MoveTime(root),
-                    root_then,
-                    root_open: root_then.is_some(),
+                    root: keeps_clock.unwrap_or(ChildLimit::MoveTime(root)),
+                    root_then: root_then.filter(|_| keeps_clock.is_none()),
+                    root_open: root_then.is_some() && keeps_clock.is_none(),
                     first: ChildLimit::Nodes(nodes),
                     lookahead_nodes: None,
                     max_rounds: MAX_TIMED_ROUNDS,
                     anchor_hint: None,
-                    clock: ClockCell::new(Some(round_clock(
-                        budget.start,
-                        budget.soft,
-                        budget.hard,
-                    ))),
+                    clock: ClockCell::new(Some(clock)),
                 }),
             );
         }
     }
-    TimedPlan::EvaluatorOnly(usable.saturating_sub(budget.call_cost))
+    TimedPlan::EvaluatorOnly(budget.clock.unwrap_or(ChildLimit::MoveTime(
+        usable.saturating_sub(budget.call_cost),
+    )))
 }
 
 #[cfg(test)]
@@ -209,6 +216,7 @@ mod tests {
             threads,
             speed,
             call_cost: Duration::from_millis(cost_ms),
+            clock: None,
         }
     }
 
@@ -252,7 +260,7 @@ mod tests {
         ));
         assert!(matches!(
             plan_timed(budget(10, 2, 1_000_000, 1), 20, Lookahead::One),
-            TimedPlan::EvaluatorOnly(t) if t == Duration::from_millis(7)
+            TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t)) if t == Duration::from_millis(7)
         ));
     }
 }

@@ -148,6 +148,11 @@ pub struct RoundClock {
     pub start: Instant,
     pub soft: Duration,
     pub hard: Duration,
+    /// The root search keeps the game's clock and decides its own time (as
+    /// the child would playing alone): the decision ends when it answers —
+    /// the round in flight is cut — unless the lookahead's best is close to
+    /// beating the anchor, which gets rounds until twice `soft`.
+    pub until_root: bool,
 }
 
 /// How far apart two candidates' values must be before the larger is
@@ -261,7 +266,7 @@ enum Verdict {
     Open,
 }
 
-fn verdict(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: bool) -> Verdict {
+fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: bool) -> Verdict {
     let value = |m: Move| candidates.iter().find(|c| c.mv == m).and_then(|c| c.value);
     let (Some(a), Some((b, vb))) = (anchor, best_of(candidates)) else {
         return Verdict::Open;
@@ -303,6 +308,8 @@ pub async fn decide_in_rounds<C: Children>(
     sort_candidates(&mut alive);
     let anchor_seen = Arc::new(Mutex::new(plan.anchor_hint));
     let root_cancel = cancel.child_token();
+    // Cancelled when the root searches are over.
+    let root_done = CancellationToken::new();
     let root_task = (game.terminal_now().is_none() && settings.fortify).then(|| {
         tokio::spawn(root_searches(
             children.clone(),
@@ -310,8 +317,11 @@ pub async fn decide_in_rounds<C: Children>(
             [Some(plan.root), plan.root_then],
             root_cancel.clone(),
             anchor_seen.clone(),
+            root_done.clone(),
         ))
     });
+    let until_root = root_task.is_some() && plan.clock.get().is_some_and(|c| c.until_root);
+    let mut verdict = Verdict::Open;
     let anchor_now = || {
         anchor_seen
             .lock()
@@ -350,17 +360,29 @@ pub async fn decide_in_rounds<C: Children>(
             _ => scaled(plan.first, factor),
         };
         let started = Instant::now();
-        let decision = pass(
-            children,
-            game,
-            &alive,
-            limit,
-            None,
-            settings,
-            cancel,
-            on_candidate,
-        )
-        .await?;
+        // Ended by the root search's answer (see `RoundClock::until_root`).
+        let round_cancel = cancel.child_token();
+        let with_root = until_root && verdict != Verdict::Close;
+        let decision = {
+            let round = pass(
+                children,
+                game,
+                &alive,
+                limit,
+                None,
+                settings,
+                &round_cancel,
+                on_candidate,
+            );
+            tokio::pin!(round);
+            tokio::select! {
+                d = &mut round => d,
+                _ = root_done.cancelled(), if with_root => {
+                    round_cancel.cancel();
+                    round.await
+                }
+            }
+        }?;
         stats.merge(&decision.stats);
         for c in &decision.candidates {
             *spent.entry(c.mv).or_default() += c.calls.iter().map(|r| r.nodes).sum::<u64>();
@@ -390,7 +412,7 @@ pub async fn decide_in_rounds<C: Children>(
         let changed = best != last_best;
         last_best = best;
         let next = survivors(&decision.candidates);
-        let verdict = verdict(
+        verdict = judge(
             &decision.candidates,
             anchor_now(),
             margin(noise, limit, settings),
@@ -402,10 +424,16 @@ pub async fn decide_in_rounds<C: Children>(
             break;
         }
         if let Some(clock) = plan.clock.get() {
+            let root_answered = root_done.is_cancelled();
+            if clock.until_root && root_answered && verdict != Verdict::Close {
+                break;
+            }
             let target = match verdict {
+                Verdict::Close => clock.soft * 2,
+                // Waiting for the root search's answer.
+                _ if clock.until_root => clock.hard,
                 Verdict::Settled => clock.soft / 2,
                 Verdict::Open => clock.soft,
-                Verdict::Close => clock.soft * 2,
             }
             .min(clock.hard);
             // The next round costs as much again, twice as much once it
@@ -517,7 +545,9 @@ async fn root_searches<C: Children>(
     limits: [Option<ChildLimit>; 2],
     cancel: CancellationToken,
     anchor: Arc<Mutex<Option<Move>>>,
+    done: CancellationToken,
 ) -> (Vec<Report>, Option<Failure>) {
+    let _done = done.drop_guard();
     let mut reports = Vec::new();
     for limit in limits.into_iter().flatten() {
         if cancel.is_cancelled() {

@@ -40,7 +40,7 @@ use crate::{
         codec::{Go, Info},
         options::Options,
         output::Output,
-        time::{MoveTime, flag_guard, move_time},
+        time::{MoveTime, child_clock, flag_guard, move_time},
     },
 };
 
@@ -404,6 +404,7 @@ impl Search {
     ) -> Result<Outcome, String> {
         let deadline = start + time.hard;
         self.deadline = Some(deadline);
+        let overhead = Duration::from_millis(self.req.options.move_overhead);
         let pool = &self.req.pool;
         let budget = TimedBudget {
             start,
@@ -412,6 +413,7 @@ impl Search {
             threads: pool.config().threads,
             speed: pool.speed().unwrap_or(INITIAL_SPEED),
             call_cost: pool.call_cost(),
+            clock: child_clock(&self.req.go, self.req.game.position().turn(), overhead),
         };
         match plan_timed(budget, self.candidates.len(), settings.lookahead) {
             TimedPlan::Rounds(lookahead, plan) => {
@@ -434,22 +436,25 @@ impl Search {
                     .ok_or_else(no_candidates)
             }
             // Not even one child call fits.
-            TimedPlan::EvaluatorOnly(t) if t < MIN_CALL => Err(format!(
+            TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t)) if t < MIN_CALL => Err(format!(
                 "{:?} for this move leaves no time for a child round trip",
                 time.soft
             )),
-            TimedPlan::EvaluatorOnly(t) => self.evaluator_only(t, deadline, settings).await,
+            TimedPlan::EvaluatorOnly(limit) => self.evaluator_only(limit, deadline, settings).await,
         }
     }
 
     /// Under severe time pressure: the evaluator's own move at the root.
     async fn evaluator_only(
         &mut self,
-        time: Duration,
+        limit: ChildLimit,
         deadline: Instant,
         settings: Settings,
     ) -> Result<Outcome, String> {
-        let limit = ChildLimit::MoveTime(time.max(Duration::from_millis(1)));
+        let limit = match limit {
+            ChildLimit::MoveTime(t) => ChildLimit::MoveTime(t.max(Duration::from_millis(1))),
+            other => other,
+        };
         let query = Query {
             role: Role::Evaluator,
             game: self.req.game.clone(),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use shakmaty::Color;
 
-use crate::uci::codec::Go;
+use crate::{mpc::ChildLimit, uci::codec::Go};
 
 /// Moves assumed left when the GUI does not say (sudden death).
 const DEFAULT_MOVES_TO_GO: u64 = 25;
@@ -74,6 +74,32 @@ pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
     Some(MoveTime {
         soft: Duration::from_millis(soft),
         hard: Duration::from_millis(hard),
+    })
+}
+
+/// The game's clock as a child's limit, for a root search that manages its
+/// own time like the child playing alone: our time less `overhead`, the
+/// opponent's as it is. `None` without a plain clock (`movetime`, or
+/// `movestogo`, which a child's limit cannot carry).
+pub fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit> {
+    if go.movetime.is_some() || go.movestogo.is_some() {
+        return None;
+    }
+    let ours = match us {
+        Color::White => go.wtime,
+        Color::Black => go.btime,
+    }?;
+    let ms = |t: Option<i64>| Duration::from_millis(t.unwrap_or(0).max(0) as u64);
+    let ours = ms(Some(ours)).saturating_sub(overhead);
+    let (wtime, btime) = match us {
+        Color::White => (ours, ms(go.btime)),
+        Color::Black => (ms(go.wtime), ours),
+    };
+    Some(ChildLimit::Clock {
+        wtime,
+        btime,
+        winc: ms(go.winc),
+        binc: ms(go.binc),
     })
 }
 
@@ -177,6 +203,37 @@ mod tests {
         for (go, us, want) in cases {
             assert_eq!(budget(go.clone(), us), want, "{go}");
         }
+    }
+
+    #[test]
+    fn a_plain_clock_goes_to_the_root_search_less_the_overhead() {
+        let ms = Duration::from_millis;
+        let go = Go {
+            wtime: Some(10_000),
+            btime: Some(9_000),
+            winc: Some(100),
+            binc: Some(100),
+            ..Go::default()
+        };
+        assert_eq!(
+            child_clock(&go, Color::Black, ms(50)),
+            Some(ChildLimit::Clock {
+                wtime: ms(10_000),
+                btime: ms(8_950),
+                winc: ms(100),
+                binc: ms(100),
+            })
+        );
+        let moves_to_go = Go {
+            movestogo: Some(20),
+            ..go.clone()
+        };
+        assert_eq!(child_clock(&moves_to_go, Color::White, ms(50)), None);
+        let movetime = Go {
+            movetime: Some(500),
+            ..Go::default()
+        };
+        assert_eq!(child_clock(&movetime, Color::White, ms(50)), None);
     }
 
     #[test]
