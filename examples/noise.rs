@@ -20,7 +20,7 @@ use clap::Parser;
 use mpcmc::{
     engine::Pool,
     mpc::{ChildLimit, Game, Lookahead, Settings, decide},
-    uci::{codec::ScoreKind, options::Options},
+    uci::options::Options,
 };
 use shakmaty::{CastlingMode, Move, Position};
 use tokio_util::sync::CancellationToken;
@@ -43,10 +43,7 @@ struct Args {
 
 /// Centipawns, or `None` for mates (left out of the spreads).
 fn cp(v: mpcmc::mpc::Value) -> Option<f64> {
-    match v.to_uci().kind {
-        ScoreKind::Cp(c) if c.abs() < 1500 => Some(f64::from(c)),
-        _ => None,
-    }
+    v.centipawns().filter(|c| c.abs() < 1500).map(f64::from)
 }
 
 fn spread(xs: &[f64]) -> f64 {

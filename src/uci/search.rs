@@ -764,6 +764,14 @@ impl Search {
             self.req.out.info_string(format!("{rule} ({why})"));
             return;
         }
+        if d.rule == Rule::EvaluatorOnly {
+            self.req.out.info_string(format!(
+                "{rule}: {} under {:?}",
+                show(d.evaluator_choice),
+                o.limit
+            ));
+            return;
+        }
         let lookahead = match o.settings.lookahead {
             Lookahead::Half => "half-step",
             Lookahead::One => "one-step",
