@@ -85,15 +85,19 @@ struct Waiting {
     busy: Vec<bool>,
 }
 
-/// Where a call goes, so that a child's hash keeps what it learned: a
-/// position searched before goes back to the worker that searched it (the
-/// evaluator's position after a root move and its reply becomes the next
-/// decision's root; a later round re-searches the same positions), and both
-/// calls of a root move (the opponent's, then the evaluator's after the
-/// reply) go to one worker. New root moves are dealt round the workers.
+/// Where a call goes, so that a child's hash keeps what it learned. Every
+/// search of a decision's root goes to one worker: the deep search of the
+/// last root holds the subtree of the next (the engine playing alone keeps
+/// its hash from move to move the same way). A position searched before
+/// goes back to the worker that searched it (a later round re-searches the
+/// same positions), and both calls of a root move (the opponent's, then the
+/// evaluator's after the reply) go to one worker. New root moves are dealt
+/// round the workers.
 #[derive(Default)]
 struct Placement {
     workers: usize,
+    /// The worker of the root searches, once there was one.
+    root: Option<usize>,
     /// Positions searched lately, by the worker that searched them.
     searched: HashMap<u64, usize>,
     /// Root moves (the position after them), by the worker of their calls.
@@ -109,6 +113,12 @@ impl Placement {
     fn place(&mut self, query: &Query) -> (usize, u64) {
         let workers = self.workers.max(1);
         let position = game::hash(&query.position());
+        if query.role == Role::Evaluator && query.line.is_empty() {
+            let w = *self.root.get_or_insert_with(|| {
+                self.searched.get(&position).copied().unwrap_or(0) % workers
+            });
+            return (w % workers, position);
+        }
         if let Some(&w) = self.searched.get(&position) {
             return (w % workers, position);
         }
@@ -141,6 +151,7 @@ impl Placement {
     fn forget(&mut self) {
         self.searched.clear();
         self.subtrees.clear();
+        self.root = None;
     }
 }
 
@@ -764,19 +775,34 @@ mod tests {
         }
         assert_eq!(served, vec![Some(m1), Some(m1), Some(m2)]);
 
-        // The next decision's root is where its position was searched.
-        let position_after = {
-            let mut g = (*game).clone();
-            g.push(m1);
-            g.push(reply(m1));
+        // The first root search goes where its position was searched; every
+        // later one follows it there, wherever its own position was.
+        let after = |g: &Game, m: Move| {
+            let mut g = g.clone();
+            let r = {
+                let mut p = g.position().clone();
+                p.play_unchecked(m);
+                p.legal_moves()[0]
+            };
+            g.push(m);
+            g.push(r);
             Arc::new(g)
         };
-        queue.searched_by(game::hash(position_after.position()), 1);
-        place(query(Role::Evaluator, vec![], &position_after));
+        let next = after(&game, m1);
+        queue.searched_by(game::hash(next.position()), 1);
+        place(query(Role::Evaluator, vec![], &next));
+        let later = after(&next, next.position().legal_moves()[0]);
+        queue.searched_by(game::hash(later.position()), 0);
+        place(query(Role::Evaluator, vec![], &later));
         let Ok(waiting) = queue.waiting.lock() else {
             panic!("queue lock")
         };
-        let root = waiting.jobs.values().find(|j| j.query.line.is_empty());
-        assert_eq!(root.map(|j| j.prefer), Some(1));
+        let roots: Vec<usize> = waiting
+            .jobs
+            .values()
+            .filter(|j| j.query.line.is_empty())
+            .map(|j| j.prefer)
+            .collect();
+        assert_eq!(roots, vec![1, 1]);
     }
 }
