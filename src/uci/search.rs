@@ -781,11 +781,17 @@ impl Search {
             Some(s) => (
                 s.margin,
                 format!(
-                    "; {} rounds, {} calls, {} nodes, {:.0}% of the lookahead's on its top 3 moves",
+                    "; {} rounds, {} calls, {} nodes, {:.0}% of the lookahead's on its top 3 moves{}",
                     s.rounds,
                     d.stats.calls,
                     d.stats.nodes,
-                    100.0 * s.top3_nodes as f64 / s.lookahead_nodes.max(1) as f64
+                    100.0 * s.top3_nodes as f64 / s.lookahead_nodes.max(1) as f64,
+                    d.root.as_ref().map_or(String::new(), |r| format!(
+                        "; root search depth {}, {} nodes, {} ms",
+                        r.depth,
+                        r.nodes,
+                        r.search_time.as_millis()
+                    )),
                 ),
             ),
             None => (o.settings.fortify_margin, String::new()),
