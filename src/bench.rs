@@ -21,7 +21,7 @@ use crate::{
         ChildLimit, Game,
         budget::{ROOT_SHARE, node_rounds},
         decide,
-        rounds::{Noise, Spread, decide_in_rounds},
+        rounds::{Noise, decide_in_rounds},
     },
     uci::options::Options,
 };
@@ -177,12 +177,7 @@ async fn rounds(
             continue;
         };
         let wall = start.elapsed();
-        let spread = d.spread.unwrap_or(Spread {
-            rounds: 0,
-            margin: 0,
-            top3_nodes: 0,
-            lookahead_nodes: 0,
-        });
+        let spread = d.spread.unwrap_or_default();
         let uci = |m: Move| UciMove::from_move(m, CastlingMode::Standard).to_string();
         writeln!(
             out,

@@ -23,7 +23,7 @@ pub enum ChildLimit {
     MoveTime(Duration),
     Depth(u32),
     /// A game clock (`go wtime … btime … winc … binc …`): the child manages
-    /// its own time. The decision core never uses it; match play does.
+    /// its own time (a decision's root search on a plain clock; match play).
     Clock {
         wtime: Duration,
         btime: Duration,

@@ -525,7 +525,7 @@ fn margin(noise: &Mutex<Noise>, limit: ChildLimit, settings: Settings) -> i32 {
 }
 
 /// How a decision in rounds spread its budget (`info` and `bench`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Spread {
     /// Complete rounds.
     pub rounds: u32,
@@ -610,7 +610,8 @@ mod tests {
     #[derive(Default)]
     struct Valued {
         scores: HashMap<String, i32>,
-        asked: Mutex<Vec<(Role, usize, ChildLimit)>>,
+        /// Role, line length, the line's first move, limit.
+        asked: Mutex<Vec<Asked>>,
     }
 
     #[derive(Debug)]
@@ -633,7 +634,11 @@ mod tests {
         type Error = Never;
         async fn search(&self, q: Query, _: CancellationToken) -> Result<Report, Never> {
             if let Ok(mut asked) = self.asked.lock() {
-                asked.push((q.role, q.line.len(), q.limit));
+                let first = q
+                    .line
+                    .first()
+                    .map(|m| UciMove::from_standard(*m).to_string());
+                asked.push((q.role, q.line.len(), first, q.limit));
             }
             let pos = q.position();
             let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
@@ -673,11 +678,9 @@ mod tests {
 
     /// Runs a decision in rounds over eight opening moves valued by
     /// `scores`; the root search (anchor) names a2a3, the first legal move.
-    type Run = (
-        Decision,
-        Vec<(u32, ChildLimit, usize)>,
-        Vec<(Role, usize, ChildLimit)>,
-    );
+    type Asked = (Role, usize, Option<String>, ChildLimit);
+
+    type Run = (Decision, Vec<(u32, ChildLimit, usize)>, Vec<Asked>);
 
     async fn rounds_over(scores: [i32; 8]) -> Run {
         rounds_with(scores, true, None).await
@@ -747,7 +750,7 @@ mod tests {
         assert_eq!(opponent_calls, 8 + 5 + 4);
         let roots: Vec<ChildLimit> = asked
             .iter()
-            .filter(|(r, len, _)| *r == Role::Evaluator && *len == 0)
+            .filter(|(r, len, ..)| *r == Role::Evaluator && *len == 0)
             .map(|(.., l)| *l)
             .collect();
         assert_eq!(
@@ -789,10 +792,15 @@ mod tests {
         assert_eq!(seen.iter().map(|r| r.2).collect::<Vec<_>>(), vec![8, 5, 4]);
         let searched = asked.iter().filter(|(r, ..)| *r == Role::Opponent).count();
         assert_eq!(searched, 8 + 5 + 4);
+        let h2h3 = asked
+            .iter()
+            .filter(|(r, _, first, _)| *r == Role::Opponent && first.as_deref() == Some("h2h3"))
+            .count();
+        assert_eq!(h2h3, 3, "the hinted anchor in every round");
         assert!(
             asked
                 .iter()
-                .all(|(r, len, _)| *r == Role::Opponent || *len > 0),
+                .all(|(r, len, ..)| *r == Role::Opponent || *len > 0),
             "no root search"
         );
         // Without fortification the lookahead's choice is played.
