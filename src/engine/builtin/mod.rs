@@ -81,6 +81,8 @@ pub struct Engine {
     hash_mb: usize,
     tt: TranspositionTable,
     history: History,
+    /// Reused by every search ([`search::pv_table`]).
+    pv: Vec<Vec<Move>>,
 }
 
 impl Engine {
@@ -89,6 +91,7 @@ impl Engine {
             hash_mb,
             tt: TranspositionTable::new(hash_mb),
             history: History::new(),
+            pv: search::pv_table(),
         }
     }
 
@@ -149,6 +152,7 @@ impl Engine {
         let mut search = Search::new(
             &mut self.tt,
             &mut self.history,
+            &mut self.pv,
             stop,
             budget,
             history,
