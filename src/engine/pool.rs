@@ -113,7 +113,7 @@ impl Placement {
     fn place(&mut self, query: &Query) -> (usize, u64) {
         let workers = self.workers.max(1);
         let position = game::hash(&query.position());
-        if query.role == Role::Evaluator && query.line.is_empty() {
+        if query.is_root() {
             let w = *self.root.get_or_insert_with(|| {
                 self.searched.get(&position).copied().unwrap_or(0) % workers
             });

@@ -64,6 +64,12 @@ impl Query {
         }
     }
 
+    /// The evaluator's own search of the decision's root (the anchor), not a
+    /// lookahead call.
+    pub fn is_root(&self) -> bool {
+        self.role == Role::Evaluator && self.line.is_empty()
+    }
+
     /// The position the child searches.
     pub fn position(&self) -> Chess {
         let mut pos = self.game.position().clone();
