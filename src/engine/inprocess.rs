@@ -207,7 +207,7 @@ fn on_own_thread<T: Send + 'static>(
 /// preempts it: beside a process making 3000-node calls a search ran at 77 %
 /// of a core, 889 involuntary switches in 3 s against 12 alone (issue 7).
 /// At a lower priority they wait for the core the root search does not use.
-pub const LOOKAHEAD_NICE: i32 = 10;
+const LOOKAHEAD_NICE: i32 = 10;
 
 /// Lowers the calling thread's priority to [`LOOKAHEAD_NICE`] (Linux; once —
 /// it stays). Elsewhere nothing.
