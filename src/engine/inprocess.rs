@@ -209,15 +209,24 @@ fn on_own_thread<T: Send + 'static>(
 /// At a lower priority they wait for the core the root search does not use.
 const LOOKAHEAD_NICE: i32 = 10;
 
-/// Lowers the calling thread's priority to [`LOOKAHEAD_NICE`] (Linux; once —
-/// it stays). Elsewhere nothing.
+/// Lowers the calling thread's priority to [`LOOKAHEAD_NICE`] (Linux; once a
+/// thread — it stays, so the blocking pool's threads ask the kernel only on
+/// their first lookahead call). Elsewhere nothing.
 fn give_way_to_root_searches() {
     #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread's own id.
-    unsafe {
-        let tid = libc::gettid() as libc::id_t;
-        if libc::getpriority(libc::PRIO_PROCESS, tid) < LOOKAHEAD_NICE {
-            libc::setpriority(libc::PRIO_PROCESS, tid, LOOKAHEAD_NICE);
+    {
+        thread_local! {
+            static GAVE_WAY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        }
+        if GAVE_WAY.replace(true) {
+            return;
+        }
+        // SAFETY: plain syscalls on the calling thread's own id.
+        unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            if libc::getpriority(libc::PRIO_PROCESS, tid) < LOOKAHEAD_NICE {
+                libc::setpriority(libc::PRIO_PROCESS, tid, LOOKAHEAD_NICE);
+            }
         }
     }
 }

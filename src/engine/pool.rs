@@ -800,7 +800,7 @@ mod tests {
         let roots: Vec<usize> = waiting
             .jobs
             .values()
-            .filter(|j| j.query.line.is_empty())
+            .filter(|j| j.query.is_root())
             .map(|j| j.prefer)
             .collect();
         assert_eq!(roots, vec![1, 1]);

@@ -690,7 +690,7 @@ mod tests {
                     });
                     Ok(report(&pos, reply, 0))
                 }
-                Role::Evaluator if q.line.is_empty() => {
+                Role::Evaluator if q.is_root() => {
                     if self.root_unsearched {
                         let first = pos.legal_moves()[0];
                         return Ok(Report {
