@@ -9,7 +9,7 @@
 //! iterations and reports them.
 
 use std::{
-    sync::atomic::AtomicBool,
+    sync::{Arc, atomic::AtomicBool},
     time::{Duration, Instant},
 };
 
@@ -17,12 +17,11 @@ mod eval;
 mod search;
 mod tt;
 
+pub use self::tt::TranspositionTable;
+
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
-use self::{
-    search::{Budget, History, MAX_DEPTH, Search, clock_budget, hash_of, uci_score},
-    tt::TranspositionTable,
-};
+use self::search::{Budget, History, MAX_DEPTH, Search, clock_budget, hash_of, uci_score};
 use crate::{
     mpc::game::{FenError, position_from_fen},
     uci::codec::{Bound, ScoreKind, UciScore},
@@ -76,10 +75,13 @@ pub struct Outcome {
     pub pv: Vec<Move>,
 }
 
-/// A built-in engine instance with its own hash table.
+/// A built-in engine instance with its own hash table, or one it shares
+/// with other instances ([`Engine::sharing`]).
 pub struct Engine {
     hash_mb: usize,
-    tt: TranspositionTable,
+    tt: Arc<TranspositionTable>,
+    /// The table is shared with other engines ([`Engine::sharing`]).
+    shared: bool,
     history: History,
     /// Reused by every search ([`search::pv_table`]).
     pv: Vec<Vec<Move>>,
@@ -89,16 +91,39 @@ impl Engine {
     pub fn new(hash_mb: usize) -> Engine {
         Engine {
             hash_mb,
-            tt: TranspositionTable::new(hash_mb),
+            tt: Arc::new(TranspositionTable::new(hash_mb)),
+            shared: false,
             history: History::new(),
             pv: search::pv_table(),
         }
     }
 
+    /// An engine searching with `table`, which other engines search with at
+    /// the same time: what one learns, the others find. Its searches neither
+    /// age nor clear the table; whoever shares it out does
+    /// ([`Engine::age_table`], [`TranspositionTable::clear`]) — in-process
+    /// children age it for a decision's root search only, so that the
+    /// lookahead's shallow entries do not push out the root search's deep
+    /// ones.
+    pub fn sharing(table: Arc<TranspositionTable>) -> Engine {
+        Engine {
+            hash_mb: table.mb(),
+            tt: table,
+            shared: true,
+            history: History::new(),
+            pv: search::pv_table(),
+        }
+    }
+
+    /// Older entries of the table become replaceable.
+    pub fn age_table(&self) {
+        self.tt.new_search();
+    }
+
     /// Resizes the hash table (clearing it).
     pub fn set_hash(&mut self, mb: usize) {
         self.hash_mb = mb;
-        self.tt = TranspositionTable::new(mb);
+        self.tt = Arc::new(TranspositionTable::new(mb));
     }
 
     /// The hash table size in MB, as last set.
@@ -111,9 +136,12 @@ impl Engine {
         self.tt.hashfull()
     }
 
-    /// Forgets everything learned (`ucinewgame`).
+    /// Forgets everything learned (`ucinewgame`); a shared table is its
+    /// owner's to clear.
     pub fn clear(&mut self) {
-        self.tt.clear();
+        if !self.shared {
+            self.tt.clear();
+        }
         self.history.clear();
     }
 
@@ -145,12 +173,14 @@ impl Engine {
                 pv: Vec::new(),
             };
         };
-        self.tt.new_search();
+        if !self.shared {
+            self.tt.new_search();
+        }
         self.history.age();
         let budget = budget(limits, started, root_moves.len());
         let max_depth = budget.depth;
         let mut search = Search::new(
-            &mut self.tt,
+            &self.tt,
             &mut self.history,
             &mut self.pv,
             stop,
@@ -214,7 +244,7 @@ impl Engine {
             (None, Some((_, _, pv))) => pv.clone(),
             (None, None) => search
                 .root_tt_move()
-                .filter(|m| root_moves.contains(m))
+                .and_then(|m| m.find(&root_moves))
                 .map_or_else(|| vec![first_move], |m| vec![m]),
         };
         Outcome {

@@ -23,7 +23,7 @@ use shakmaty::{
 
 use super::{
     eval::{evaluate, see_value},
-    tt::{TranspositionTable, TtBound},
+    tt::{TranspositionTable, TtBound, TtMove},
 };
 
 /// Deepest ply the search reaches (extensions included).
@@ -174,7 +174,7 @@ pub fn pv_table() -> Vec<Vec<Move>> {
 
 /// One search in progress.
 pub struct Search<'a> {
-    tt: &'a mut TranspositionTable,
+    tt: &'a TranspositionTable,
     history: &'a mut History,
     stop: &'a AtomicBool,
     budget: Budget,
@@ -201,7 +201,7 @@ pub struct Search<'a> {
 
 impl<'a> Search<'a> {
     pub fn new(
-        tt: &'a mut TranspositionTable,
+        tt: &'a TranspositionTable,
         history: &'a mut History,
         pv: &'a mut [Vec<Move>],
         stop: &'a AtomicBool,
@@ -297,7 +297,7 @@ impl<'a> Search<'a> {
     }
 
     /// The hash move for the root, if the table knows one.
-    pub fn root_tt_move(&self) -> Option<Move> {
+    pub fn root_tt_move(&self) -> Option<TtMove> {
         self.hashes
             .get(self.root_index)
             .and_then(|h| self.tt.probe(*h))
@@ -467,7 +467,7 @@ impl<'a> Search<'a> {
         let mut scores = [0i32; 256];
         let killers = self.killers[ply];
         for (m, s) in moves.iter().zip(scores.iter_mut()) {
-            *s = if Some(*m) == tt_move {
+            *s = if tt_move.is_some_and(|t| t.matches(m)) {
                 10_000_000
             } else if m.is_capture() || m.is_promotion() {
                 capture_order(pos, *m)
@@ -626,7 +626,7 @@ impl<'a> Search<'a> {
         };
         self.tt.store(
             hash,
-            best_move.or(tt_move),
+            best_move.as_ref().map(TtMove::of).or(tt_move),
             depth,
             score_to_tt(best_score, ply),
             bound,

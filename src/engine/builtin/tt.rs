@@ -1,10 +1,19 @@
-//! The transposition table: one slot per index, keyed by the full 64-bit
-//! Zobrist hash, depth-preferred within a search and always replaced across
-//! searches. Clearing is O(1): slots written before the last clear belong to
+//! The transposition table: buckets of four slots, keyed by the full 64-bit
+//! Zobrist hash; a store replaces the least valuable slot of its bucket
+//! (shallowest, earlier searches' entries first). Clearing is O(1): slots written before the last clear belong to
 //! an older epoch and count as empty (a memory-less child clears before every
 //! call, dozens of times a move).
+//!
+//! Several searches may use one table at once (in-process children share
+//! one, see [`super::Engine::sharing`]): a slot is two atomic words, the
+//! entry packed into one and the key stored XOR-ed with it in the other, so
+//! a slot torn by two writers reads as empty instead of as a wrong entry
+//! (Hyatt and Mann's lockless hashing, as Crafty and Stockfish do it).
 
-use std::mem::size_of;
+use std::{
+    mem::size_of,
+    sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering},
+};
 
 use shakmaty::Move;
 
@@ -19,126 +28,241 @@ pub enum TtBound {
     Upper,
 }
 
-#[derive(Clone, Copy, Default)]
+/// A move as the table keeps it: from, to and promotion in 16 bits. It
+/// names a move only among the legal moves of its position, so the search
+/// compares it with the moves it generates ([`TtMove::matches`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TtMove(u16);
+
+impl TtMove {
+    pub fn of(m: &Move) -> TtMove {
+        let from = m.from().map_or(0, |s| s as u16);
+        let to = m.to() as u16;
+        let promotion = m.promotion().map_or(0, |r| r as u16);
+        TtMove(from | to << 6 | promotion << 12 | 1 << 15)
+    }
+
+    /// Whether `m` is the move stored.
+    pub fn matches(self, m: &Move) -> bool {
+        TtMove::of(m) == self
+    }
+
+    /// The stored move among `moves`, if it is there.
+    pub fn find(self, moves: &[Move]) -> Option<Move> {
+        moves.iter().copied().find(|m| self.matches(m))
+    }
+}
+
+/// One slot: the entry ([`Packed`]) and its key XOR the entry.
+#[derive(Default)]
 struct Slot {
-    key: u64,
-    mv: Option<Move>,
-    score: i16,
-    depth: i8,
-    bound: TtBound,
-    generation: u8,
-    epoch: u16,
-    used: bool,
+    check: AtomicU64,
+    data: AtomicU64,
 }
 
 /// A hit: the score is as stored (mate scores relative to the stored node).
 #[derive(Debug, Clone, Copy)]
 pub struct TtEntry {
-    pub mv: Option<Move>,
+    pub mv: Option<TtMove>,
     pub score: i32,
     pub depth: i32,
     pub bound: TtBound,
 }
 
-pub struct TranspositionTable {
-    slots: Vec<Slot>,
-    generation: u8,
-    epoch: u16,
+/// An entry in 64 bits: move (16), score (16), depth (8), bound (2),
+/// generation (8), epoch (14). Epoch 0 is never current, so an all-zero
+/// slot is empty.
+#[derive(Clone, Copy)]
+struct Packed(u64);
+
+const EPOCH_BITS: u32 = 14;
+const EPOCH_MASK: u16 = (1 << EPOCH_BITS) - 1;
+
+impl Packed {
+    fn new(entry: &TtEntry, generation: u8, epoch: u16) -> Packed {
+        let mv = entry.mv.map_or(0, |m| m.0);
+        let score = entry.score.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16;
+        let depth = entry.depth.clamp(-1, i32::from(i8::MAX)) as i8;
+        let bound = match entry.bound {
+            TtBound::Exact => 0u64,
+            TtBound::Lower => 1,
+            TtBound::Upper => 2,
+        };
+        Packed(
+            u64::from(mv)
+                | u64::from(score as u16) << 16
+                | u64::from(depth as u8) << 32
+                | bound << 40
+                | u64::from(generation) << 42
+                | u64::from(epoch & EPOCH_MASK) << 50,
+        )
+    }
+
+    fn entry(self) -> TtEntry {
+        let mv = self.0 as u16;
+        TtEntry {
+            mv: (mv != 0).then_some(TtMove(mv)),
+            score: i32::from((self.0 >> 16) as u16 as i16),
+            depth: i32::from((self.0 >> 32) as u8 as i8),
+            bound: match (self.0 >> 40) & 3 {
+                1 => TtBound::Lower,
+                2 => TtBound::Upper,
+                _ => TtBound::Exact,
+            },
+        }
+    }
+
+    fn generation(self) -> u8 {
+        (self.0 >> 42) as u8
+    }
+
+    fn epoch(self) -> u16 {
+        (self.0 >> 50) as u16 & EPOCH_MASK
+    }
 }
 
-/// Fewest slots, whatever the size asked.
-const MIN_SLOTS: usize = 1024;
+/// Four slots in one cache line: a probe reads one line, and a store keeps
+/// the more valuable entries of the four (two searches sharing a table
+/// would otherwise push each other's entries out of a single slot).
+#[derive(Default)]
+#[repr(align(64))]
+struct Bucket([Slot; 4]);
+
+pub struct TranspositionTable {
+    buckets: Box<[Bucket]>,
+    generation: AtomicU8,
+    /// 1 ..= `EPOCH_MASK`.
+    epoch: AtomicU16,
+}
+
+/// Fewest buckets, whatever the size asked.
+const MIN_BUCKETS: usize = 256;
 
 impl TranspositionTable {
     /// A table of `mb` megabytes, or the largest half, quarter, … of it that
     /// can be allocated.
     pub fn new(mb: usize) -> TranspositionTable {
-        let mut len = (mb.saturating_mul(1024 * 1024) / size_of::<Slot>()).max(MIN_SLOTS);
-        let mut slots = Vec::new();
-        while slots.try_reserve_exact(len).is_err() && len > MIN_SLOTS {
+        let mut len = (mb.saturating_mul(1024 * 1024) / size_of::<Bucket>()).max(MIN_BUCKETS);
+        let mut buckets = Vec::new();
+        while buckets.try_reserve_exact(len).is_err() && len > MIN_BUCKETS {
             len /= 2;
         }
-        slots.resize(len, Slot::default());
+        buckets.resize_with(len, Bucket::default);
         TranspositionTable {
-            slots,
-            generation: 0,
-            epoch: 0,
+            buckets: buckets.into_boxed_slice(),
+            generation: AtomicU8::new(0),
+            epoch: AtomicU16::new(1),
         }
     }
 
-    pub fn clear(&mut self) {
-        self.generation = 0;
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            // Every 65536 clears the old epochs could look current again.
-            self.slots.fill(Slot::default());
-        }
+    /// The size in MB (rounded down).
+    pub fn mb(&self) -> usize {
+        self.buckets.len() * size_of::<Bucket>() / (1024 * 1024)
     }
 
-    /// Whether a slot holds an entry of the current epoch.
-    fn live(&self, slot: &Slot) -> bool {
-        slot.used && slot.epoch == self.epoch
+    pub fn clear(&self) {
+        self.generation.store(0, Ordering::Relaxed);
+        let epoch = self.epoch.load(Ordering::Relaxed) % EPOCH_MASK + 1;
+        if epoch == 1 {
+            // Every 16383 clears the old epochs could look current again.
+            for slot in self.buckets.iter().flat_map(|b| &b.0) {
+                slot.check.store(0, Ordering::Relaxed);
+                slot.data.store(0, Ordering::Relaxed);
+            }
+        }
+        self.epoch.store(epoch, Ordering::Relaxed);
     }
 
     /// Marks the start of a new search: older entries become replaceable.
-    pub fn new_search(&mut self) {
-        self.generation = self.generation.wrapping_add(1);
+    pub fn new_search(&self) {
+        self.generation.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn index(&self, key: u64) -> usize {
-        ((u128::from(key) * self.slots.len() as u128) >> 64) as usize
+    fn bucket(&self, key: u64) -> Option<&Bucket> {
+        let i = ((u128::from(key) * self.buckets.len() as u128) >> 64) as usize;
+        self.buckets.get(i)
+    }
+
+    /// The slot's entry if it holds one of the current epoch for `key`.
+    fn read(&self, slot: &Slot, key: u64) -> Option<Packed> {
+        let data = slot.data.load(Ordering::Relaxed);
+        let check = slot.check.load(Ordering::Relaxed);
+        let packed = Packed(data);
+        (check ^ data == key && packed.epoch() == self.epoch.load(Ordering::Relaxed))
+            .then_some(packed)
     }
 
     pub fn probe(&self, key: u64) -> Option<TtEntry> {
-        let slot = self.slots.get(self.index(key))?;
-        (self.live(slot) && slot.key == key).then_some(TtEntry {
-            mv: slot.mv,
-            score: i32::from(slot.score),
-            depth: i32::from(slot.depth),
-            bound: slot.bound,
-        })
+        let bucket = self.bucket(key)?;
+        bucket
+            .0
+            .iter()
+            .find_map(|slot| self.read(slot, key))
+            .map(Packed::entry)
     }
 
-    pub fn store(&mut self, key: u64, mv: Option<Move>, depth: i32, score: i32, bound: TtBound) {
-        let (generation, epoch) = (self.generation, self.epoch);
-        let i = self.index(key);
-        let Some(slot) = self.slots.get(i) else {
+    /// Stores an entry for `key`. The key's own slot is overwritten unless
+    /// it holds a much deeper result of this search; otherwise the least
+    /// valuable slot of the bucket goes: an empty one, else the shallowest,
+    /// an entry of an earlier search counting as 8 plies shallower.
+    pub fn store(&self, key: u64, mv: Option<TtMove>, depth: i32, score: i32, bound: TtBound) {
+        let generation = self.generation.load(Ordering::Relaxed);
+        let epoch = self.epoch.load(Ordering::Relaxed);
+        let Some(bucket) = self.bucket(key) else {
             return;
         };
-        let live = self.live(slot);
-        let Some(slot) = self.slots.get_mut(i) else {
-            return;
-        };
-        let same = live && slot.key == key;
-        let replace = !live
-            || same
-            || slot.generation != generation
-            || depth + 3 >= i32::from(slot.depth)
-            || bound == TtBound::Exact;
-        if !replace {
+        let mut target = None;
+        let mut same = None;
+        for slot in &bucket.0 {
+            if let Some(entry) = self.read(slot, key) {
+                (target, same) = (Some(slot), Some(entry));
+                break;
+            }
+        }
+        if let Some(old) = same
+            && old.generation() == generation
+            && depth + 3 < old.entry().depth
+            && bound != TtBound::Exact
+        {
             return;
         }
-        let mv = if mv.is_none() && same { slot.mv } else { mv };
-        *slot = Slot {
-            key,
-            mv,
-            score: score.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16,
-            depth: depth.clamp(-1, i32::from(i8::MAX)) as i8,
-            bound,
-            generation,
-            epoch,
-            used: true,
+        let value = |slot: &Slot| {
+            let old = Packed(slot.data.load(Ordering::Relaxed));
+            if old.epoch() != epoch {
+                i32::MIN
+            } else {
+                old.entry().depth - if old.generation() == generation { 0 } else { 8 }
+            }
         };
+        let Some(slot) = target.or_else(|| bucket.0.iter().min_by_key(|s| value(s))) else {
+            return;
+        };
+        let mv = mv.or_else(|| same.and_then(|s| s.entry().mv));
+        let entry = TtEntry {
+            mv,
+            score,
+            depth,
+            bound,
+        };
+        let data = Packed::new(&entry, generation, epoch).0;
+        slot.data.store(data, Ordering::Relaxed);
+        slot.check.store(key ^ data, Ordering::Relaxed);
     }
 
     /// Permille of slots written in this search (for `hashfull`).
     pub fn hashfull(&self) -> u32 {
-        let sample = self.slots.len().min(1000);
-        let used = self.slots[..sample]
+        let sample = self.buckets.len().min(250);
+        let (generation, epoch) = (
+            self.generation.load(Ordering::Relaxed),
+            self.epoch.load(Ordering::Relaxed),
+        );
+        let used = self.buckets[..sample]
             .iter()
-            .filter(|s| self.live(s) && s.generation == self.generation)
+            .flat_map(|b| &b.0)
+            .map(|s| Packed(s.data.load(Ordering::Relaxed)))
+            .filter(|p| p.epoch() == epoch && p.generation() == generation)
             .count();
-        (used * 1000 / sample.max(1)) as u32
+        (used * 1000 / (4 * sample).max(1)) as u32
     }
 }
 
@@ -150,7 +274,7 @@ mod tests {
 
     #[test]
     fn stores_and_probes() {
-        let mut tt = TranspositionTable::new(1);
+        let tt = TranspositionTable::new(1);
         let mv = Move::Normal {
             role: Role::Pawn,
             from: Square::E2,
@@ -159,16 +283,114 @@ mod tests {
             promotion: None,
         };
         assert!(tt.probe(42).is_none());
-        tt.store(42, Some(mv), 5, -31_000, TtBound::Lower);
+        tt.store(42, Some(TtMove::of(&mv)), 5, -31_000, TtBound::Lower);
         let e = tt.probe(42).unwrap();
         assert_eq!(
-            (e.mv, e.score, e.depth, e.bound),
-            (Some(mv), -31_000, 5, TtBound::Lower)
+            (e.mv.map(|m| m.matches(&mv)), e.score, e.depth, e.bound),
+            (Some(true), -31_000, 5, TtBound::Lower)
         );
         // A shallower result without a move keeps the move.
         tt.store(42, None, 4, 10, TtBound::Upper);
-        assert_eq!(tt.probe(42).unwrap().mv, Some(mv));
+        assert_eq!(tt.probe(42).unwrap().mv, Some(TtMove::of(&mv)));
+        assert_eq!(tt.probe(42).unwrap().depth, 4);
         tt.clear();
         assert!(tt.probe(42).is_none());
+    }
+
+    #[test]
+    fn every_field_survives_packing() {
+        let promotion = Move::Normal {
+            role: Role::Pawn,
+            from: Square::B7,
+            capture: Some(Role::Rook),
+            to: Square::A8,
+            promotion: Some(Role::Knight),
+        };
+        let castle = Move::Castle {
+            king: Square::E1,
+            rook: Square::H1,
+        };
+        for (mv, depth, score, bound) in [
+            (Some(&promotion), -1, i32::from(i16::MIN), TtBound::Upper),
+            (Some(&castle), 127, i32::from(i16::MAX), TtBound::Exact),
+            (None, 0, 0, TtBound::Lower),
+        ] {
+            let entry = TtEntry {
+                mv: mv.map(TtMove::of),
+                score,
+                depth,
+                bound,
+            };
+            let packed = Packed::new(&entry, 255, EPOCH_MASK);
+            let back = packed.entry();
+            assert_eq!(
+                (back.mv, back.score, back.depth, back.bound),
+                (entry.mv, score, depth, bound)
+            );
+            assert_eq!((packed.generation(), packed.epoch()), (255, EPOCH_MASK));
+        }
+        assert!(!TtMove::of(&promotion).matches(&castle));
+    }
+
+    #[test]
+    fn a_torn_slot_reads_as_empty() {
+        let tt = TranspositionTable::new(1);
+        tt.store(42, None, 5, 7, TtBound::Exact);
+        let slot = tt
+            .bucket(42)
+            .unwrap()
+            .0
+            .iter()
+            .find(|s| tt.read(s, 42).is_some())
+            .unwrap();
+        // Another writer's entry with this key's check word: not a hit.
+        let other = Packed::new(
+            &TtEntry {
+                mv: None,
+                score: 99,
+                depth: 9,
+                bound: TtBound::Exact,
+            },
+            0,
+            1,
+        );
+        slot.data.store(other.0, Ordering::Relaxed);
+        assert!(tt.probe(42).is_none());
+    }
+
+    /// Keys with the same high bits share a bucket: the fifth entry pushes
+    /// out the shallowest, then an earlier search's entries go first.
+    #[test]
+    fn a_bucket_keeps_its_most_valuable_entries() {
+        let tt = TranspositionTable::new(1);
+        let key = |i: u64| 0x5555_0000_0000_0000 + i;
+        for (i, depth) in [(0, 9), (1, 2), (2, 7), (3, 5)] {
+            tt.store(key(i), None, depth, 0, TtBound::Lower);
+        }
+        tt.store(key(4), None, 3, 0, TtBound::Lower);
+        let kept = |i| tt.probe(key(i)).is_some();
+        assert_eq!(
+            (0..5).map(kept).collect::<Vec<_>>(),
+            [true, false, true, true, true]
+        );
+        tt.new_search();
+        tt.store(key(5), None, 1, 0, TtBound::Lower);
+        // Depth 9 of the last search counts as 1: the 3 of it goes.
+        assert_eq!(
+            (0..6).map(kept).collect::<Vec<_>>(),
+            [true, false, true, true, false, true]
+        );
+    }
+
+    #[test]
+    fn clears_wrap_around_the_epochs() {
+        let tt = TranspositionTable::new(1);
+        tt.store(42, None, 5, 7, TtBound::Exact);
+        for _ in 0..EPOCH_MASK {
+            tt.clear();
+            assert!(tt.probe(42).is_none());
+        }
+        tt.store(43, None, 5, 7, TtBound::Exact);
+        assert!(tt.probe(43).is_some());
     }
 }
