@@ -12,6 +12,11 @@ difference is what the lookahead beside it costs the root search.
     python3 examples/root_speed.py --mpcmc target/release/mpcmc \
         --positions tests/data/openings.epd --count 24 --ms 9000 -- --threads=2
 
+With Stockfish children, compare with Stockfish alone:
+
+    python3 examples/root_speed.py --engine /usr/games/stockfish \
+        -- --threads=2 --evaluator=/usr/games/stockfish
+
 Positions: an EPD or FEN file, one per line (only the first four fields are
 used; the move counters are reset). Machine-dependent: run it on a quiet
 machine and compare runs made one after the other.
@@ -98,6 +103,9 @@ def summary(name, rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mpcmc", default="target/release/mpcmc")
+    ap.add_argument(
+        "--engine", help="the engine alone (a command line); default: MPCMC engine"
+    )
     ap.add_argument("--positions", default="tests/data/openings.epd")
     ap.add_argument("--count", type=int, default=24)
     ap.add_argument("--ms", type=int, default=9000, help="each side's clock, ms")
@@ -105,8 +113,9 @@ def main():
     ap.add_argument("options", nargs="*", help="mpcmc's flags, after --")
     args = ap.parse_args()
     positions = fens(args.positions, args.count)
+    engine = args.engine.split() if args.engine else [args.mpcmc, "engine"]
     for _ in range(args.runs):
-        summary("engine alone", searches([args.mpcmc, "engine"], positions, args.ms))
+        summary("engine alone", searches(engine, positions, args.ms))
         summary("mpcmc root", searches([args.mpcmc] + args.options, positions, args.ms))
 
 

@@ -4,6 +4,11 @@
 //! search runs on a blocking thread and is stopped through a flag. It answers
 //! like a process child ([`Report`], [`ChildError`]), so the pool and the
 //! decision core cannot tell the two apart.
+//!
+//! Children that keep their hash (`ClearHash=false`) share one hash table
+//! ([`shared_table`]), as the threads of one engine do: the lookahead's
+//! searches find what the root search learned about their positions, and
+//! the root search finds theirs.
 
 use std::{
     sync::{
@@ -18,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     engine::{
-        builtin::{self, Clock, Limits},
+        builtin::{self, Clock, Limits, TranspositionTable},
         client::{ChildConfig, ChildError, STOP_TIMEOUT},
     },
     mpc::{ChildLimit, Query, Report, Value, game::hash},
@@ -32,31 +37,62 @@ pub fn is_builtin(command: &str) -> bool {
     command.trim().eq_ignore_ascii_case(BUILTIN)
 }
 
+/// The hash table that `engines` built-in children configured by `config`
+/// share, each bringing its `Hash`: `None` unless `config` names the
+/// built-in engine and keeps the hash (`ClearHash=true` children clear
+/// before every call, so each keeps a table of its own).
+pub fn shared_table(config: &ChildConfig, engines: usize) -> Option<Arc<TranspositionTable>> {
+    (is_builtin(&config.command) && !config.clear_hash)
+        .then(|| Arc::new(TranspositionTable::new(hash_mb(config) * engines.max(1))))
+}
+
+/// The `Hash` in `config`'s options (the last one), else 16 MB.
+fn hash_mb(config: &ChildConfig) -> usize {
+    config
+        .options
+        .iter()
+        .rev()
+        .find(|(name, _)| name.eq_ignore_ascii_case("hash"))
+        .and_then(|(_, value)| value.parse::<usize>().ok())
+        .map_or(16, |mb| mb.clamp(1, 65_536))
+}
+
 /// One built-in engine serving a pool worker.
 pub struct InProcess {
     label: String,
     engine: Arc<Mutex<builtin::Engine>>,
     clear_hash: bool,
+    /// Its table is shared with the pool's other children.
+    shared: bool,
 }
 
 impl InProcess {
-    /// A fresh engine; of the configured options it knows `Hash` (others are
-    /// reported and ignored: it has no others).
-    pub fn new(config: &ChildConfig, label: String) -> InProcess {
-        let mut hash_mb = 16;
+    /// A fresh engine searching with `table` (see [`shared_table`]), or
+    /// with a table of its own; of the configured options it knows `Hash`
+    /// (others are reported and ignored: it has no others).
+    pub fn new(
+        config: &ChildConfig,
+        label: String,
+        table: Option<Arc<TranspositionTable>>,
+    ) -> InProcess {
         for (name, value) in &config.options {
-            match (name.to_ascii_lowercase().as_str(), value.parse::<usize>()) {
-                ("hash", Ok(mb)) => hash_mb = mb.clamp(1, 65_536),
+            match name.to_ascii_lowercase().as_str() {
                 // One thread; castling notation is the pool's business (the
                 // engine plays Chess960 from any FEN shakmaty reads).
-                ("threads", _) | ("uci_chess960", _) => {}
+                "hash" | "threads" | "uci_chess960" => {}
                 _ => tracing::warn!("{label}: the built-in engine has no option '{name}={value}'"),
             }
         }
+        let shared = table.is_some();
+        let engine = match table {
+            Some(table) => builtin::Engine::sharing(table),
+            None => builtin::Engine::new(hash_mb(config)),
+        };
         InProcess {
             label: format!("{label} ({BUILTIN})"),
-            engine: Arc::new(Mutex::new(builtin::Engine::new(hash_mb))),
+            engine: Arc::new(Mutex::new(engine)),
             clear_hash: config.clear_hash,
+            shared,
         }
     }
 
@@ -89,6 +125,9 @@ impl InProcess {
         // Set when this future ends, however it ends (also when dropped).
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let (engine, flag, clear) = (self.engine.clone(), stop.0.clone(), self.clear_hash);
+        // A decision's root search starts a new generation of a shared
+        // table: what earlier decisions stored may be replaced.
+        let age = self.shared && query.is_root();
         let label = self.label.clone();
         let searched = root.clone();
         let started = Instant::now();
@@ -107,6 +146,9 @@ impl InProcess {
             };
             if clear {
                 engine.clear();
+            }
+            if age {
+                engine.age_table();
             }
             Some(engine.search(&searched, &history, &limits, &flag, &mut |_| {}))
         };
@@ -304,7 +346,7 @@ mod tests {
             castling: CastlingMode::Standard,
             clear_hash: true,
         };
-        let mut child = InProcess::new(&config, "test".into());
+        let mut child = InProcess::new(&config, "test".into(), shared_table(&config, 1));
         let cancel = CancellationToken::new();
         let draw = Some(ScoreKind::Cp(0));
         // The whole game played: Black to move at the root, h8g8 draws.
@@ -330,6 +372,58 @@ mod tests {
         };
         let report = child.search(&in_line, &cancel).await.expect("search");
         assert_eq!(report.score.map(|s| s.to_uci().kind), draw, "{report:?}");
+    }
+
+    /// Children that keep their hash share one table: a search the other
+    /// child made first shortens this one's; children that clear theirs
+    /// (`ClearHash=true`, the paper's memoryless calls) share nothing.
+    #[tokio::test]
+    async fn children_that_keep_their_hash_share_one_table() {
+        let mut config = ChildConfig {
+            command: BUILTIN.to_owned(),
+            options: vec![("Hash".into(), "4".into())],
+            castling: CastlingMode::Standard,
+            clear_hash: false,
+        };
+        let game = Arc::new(
+            Game::from_fen(
+                "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+                CastlingMode::Standard,
+            )
+            .expect("test fen"),
+        );
+        let query = |depth| Query {
+            role: Role::Opponent,
+            game: game.clone(),
+            line: Vec::new(),
+            limit: ChildLimit::Depth(depth),
+        };
+        let cancel = CancellationToken::new();
+        let nodes = |mut child: InProcess, depth| {
+            let (query, cancel) = (query(depth), cancel.clone());
+            async move {
+                let report = child.search(&query, &cancel).await.expect("search");
+                (report.nodes, child)
+            }
+        };
+        let (alone, _) = nodes(InProcess::new(&config, "alone".into(), None), 7).await;
+
+        let table = shared_table(&config, 2).expect("a shared table");
+        assert_eq!(table.mb(), 8, "each child brings its Hash");
+        let first = InProcess::new(&config, "first".into(), Some(table.clone()));
+        let second = InProcess::new(&config, "second".into(), Some(table));
+        let (deep, _) = nodes(first, 9).await;
+        let (after, _) = nodes(second, 7).await;
+        assert!(
+            deep > alone && after * 3 < alone * 2,
+            "alone {alone}, the other's deeper search {deep}, then {after}"
+        );
+
+        config.clear_hash = true;
+        assert!(shared_table(&config, 2).is_none());
+        config.clear_hash = false;
+        config.command = "/usr/games/stockfish".to_owned();
+        assert!(shared_table(&config, 2).is_none());
     }
 
     #[cfg(target_os = "linux")]

@@ -27,8 +27,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     engine::{
+        builtin::TranspositionTable,
         client::{ChildConfig, ChildError, Client, QUIT_TIMEOUT},
-        inprocess::{InProcess, is_builtin},
+        inprocess::{InProcess, is_builtin, shared_table},
     },
     mpc::{ChildLimit, Children, Query, Report, Role, game},
 };
@@ -260,6 +261,7 @@ impl Queue {
 /// The running pool; see the module docs.
 pub struct Pool {
     config: PoolConfig,
+    tables: Tables,
     queue: Arc<Queue>,
     workers: Vec<JoinHandle<()>>,
     /// Cancelled at shutdown: stops the searches under way.
@@ -333,6 +335,7 @@ impl Pool {
         let (started_tx, started) = watch::channel(0);
         let started_tx = Arc::new(started_tx);
         let closing = CancellationToken::new();
+        let tables = Tables::new(&config, workers);
         let workers = (1..=workers)
             .map(|n| {
                 let worker = Worker {
@@ -341,6 +344,7 @@ impl Pool {
                     config: config.clone(),
                     evaluator: None,
                     opponent: None,
+                    tables: tables.clone(),
                     games: games.clone(),
                     game: 0,
                 };
@@ -349,6 +353,7 @@ impl Pool {
             .collect();
         Pool {
             config,
+            tables,
             queue,
             workers,
             closing,
@@ -362,6 +367,7 @@ impl Pool {
     /// A new game (`ucinewgame`): every child forgets what it learned,
     /// before its next search; between calls of a game children stay warm.
     pub fn new_game(&self) {
+        self.tables.clear();
         self.queue.new_game();
         self.games.fetch_add(1, Ordering::Relaxed);
     }
@@ -459,6 +465,44 @@ impl Children for Pool {
     }
 }
 
+/// The hash tables the built-in children of each role share (see
+/// [`shared_table`]); one for both roles when they share children.
+#[derive(Clone, Default)]
+struct Tables {
+    evaluator: Option<Arc<TranspositionTable>>,
+    opponent: Option<Arc<TranspositionTable>>,
+}
+
+impl Tables {
+    fn new(config: &PoolConfig, workers: usize) -> Tables {
+        let evaluator = shared_table(&config.evaluator, workers);
+        let opponent = if config.shared_roles() {
+            evaluator.clone()
+        } else {
+            shared_table(&config.opponent, workers)
+        };
+        Tables {
+            evaluator,
+            opponent,
+        }
+    }
+
+    fn of(&self, role: Role) -> Option<Arc<TranspositionTable>> {
+        match role {
+            Role::Evaluator => self.evaluator.clone(),
+            Role::Opponent => self.opponent.clone(),
+        }
+    }
+
+    /// A new game: forget what was learned. The children clear the rest of
+    /// what they keep before their next search.
+    fn clear(&self) {
+        for table in [&self.evaluator, &self.opponent].into_iter().flatten() {
+            table.clear();
+        }
+    }
+}
+
 /// A child engine: a process, or the built-in engine in this process.
 enum Child {
     Process(Box<Client>),
@@ -466,9 +510,15 @@ enum Child {
 }
 
 impl Child {
-    async fn start(config: &ChildConfig, label: String) -> Result<Child, ChildError> {
+    /// Starts the child `config` names; a built-in one searches with
+    /// `table` when the pool shares one.
+    async fn start(
+        config: &ChildConfig,
+        label: String,
+        table: Option<Arc<TranspositionTable>>,
+    ) -> Result<Child, ChildError> {
         if is_builtin(&config.command) {
-            Ok(Child::Builtin(InProcess::new(config, label)))
+            Ok(Child::Builtin(InProcess::new(config, label, table)))
         } else {
             Client::spawn(config, label)
                 .await
@@ -511,6 +561,7 @@ struct Worker {
     config: PoolConfig,
     evaluator: Option<Child>,
     opponent: Option<Child>,
+    tables: Tables,
     /// The pool's `ucinewgame` count, and the one this worker's children saw.
     games: Arc<AtomicU64>,
     game: u64,
@@ -640,9 +691,10 @@ impl Worker {
             _ => (self.config.evaluator.clone(), "evaluator"),
         };
         let label = format!("{label} {}", self.n);
+        let table = self.tables.of(role);
         let slot = self.slot(role);
         if slot.is_none() {
-            *slot = Some(Child::start(&config, label).await?);
+            *slot = Some(Child::start(&config, label, table).await?);
         }
         match slot {
             Some(client) => Ok(client),
