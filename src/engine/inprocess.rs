@@ -96,8 +96,9 @@ impl InProcess {
         }
     }
 
-    /// `ucinewgame`: the hash table and history are cleared (unless a
-    /// stalled search still holds the engine; the pool replaces it then).
+    /// `ucinewgame`: the history and a table of its own are cleared (a
+    /// shared table is the pool's to clear), unless a stalled search still
+    /// holds the engine (the pool replaces it then).
     pub fn new_game(&mut self) {
         if let Ok(mut engine) = self.engine.try_lock() {
             engine.clear();
@@ -125,16 +126,17 @@ impl InProcess {
         // Set when this future ends, however it ends (also when dropped).
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let (engine, flag, clear) = (self.engine.clone(), stop.0.clone(), self.clear_hash);
-        // A decision's root search starts a new generation of a shared
+        // A decision's first search starts a new generation of a shared
         // table: what earlier decisions stored may be replaced.
-        let age = self.shared && query.is_root();
+        let age = self.shared.then(|| hash(query.game.position()));
         let label = self.label.clone();
         let searched = root.clone();
         let started = Instant::now();
         let run = move || {
             // A previous search that outlived its deadline still holds the
             // engine: that is a stall, not a wait. A panic in an earlier search
-            // poisoned it: start from a clean table.
+            // poisoned it: start afresh (a table of its own cleared; a shared
+            // one holds nothing a panic could have left half-written).
             let mut engine = match engine.try_lock() {
                 Ok(engine) => engine,
                 Err(TryLockError::Poisoned(poisoned)) => {
@@ -147,8 +149,8 @@ impl InProcess {
             if clear {
                 engine.clear();
             }
-            if age {
-                engine.age_table();
+            if let Some(root) = age {
+                engine.age_table(root);
             }
             Some(engine.search(&searched, &history, &limits, &flag, &mut |_| {}))
         };

@@ -12,7 +12,7 @@
 use std::{
     collections::{BTreeMap, HashMap},
     sync::{
-        Arc,
+        Arc, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -466,39 +466,50 @@ impl Children for Pool {
 }
 
 /// The hash tables the built-in children of each role share (see
-/// [`shared_table`]); one for both roles when they share children.
-#[derive(Clone, Default)]
+/// [`shared_table`]); one for both roles when they share children. Each is
+/// allocated by the first worker that starts such a child (a large `Hash`
+/// takes a while; not on the session's path).
+#[derive(Clone)]
 struct Tables {
-    evaluator: Option<Arc<TranspositionTable>>,
-    opponent: Option<Arc<TranspositionTable>>,
+    config: Arc<PoolConfig>,
+    workers: usize,
+    evaluator: Arc<OnceLock<Option<Arc<TranspositionTable>>>>,
+    opponent: Arc<OnceLock<Option<Arc<TranspositionTable>>>>,
 }
 
 impl Tables {
     fn new(config: &PoolConfig, workers: usize) -> Tables {
-        let evaluator = shared_table(&config.evaluator, workers);
+        let evaluator = Arc::new(OnceLock::new());
         let opponent = if config.shared_roles() {
             evaluator.clone()
         } else {
-            shared_table(&config.opponent, workers)
+            Arc::new(OnceLock::new())
         };
         Tables {
+            config: Arc::new(config.clone()),
+            workers,
             evaluator,
             opponent,
         }
     }
 
+    /// The table `role`'s children share, if they share one.
     fn of(&self, role: Role) -> Option<Arc<TranspositionTable>> {
-        match role {
-            Role::Evaluator => self.evaluator.clone(),
-            Role::Opponent => self.opponent.clone(),
-        }
+        let (cell, config) = match role {
+            Role::Evaluator => (&self.evaluator, &self.config.evaluator),
+            Role::Opponent => (&self.opponent, &self.config.opponent),
+        };
+        cell.get_or_init(|| shared_table(config, self.workers))
+            .clone()
     }
 
     /// A new game: forget what was learned. The children clear the rest of
     /// what they keep before their next search.
     fn clear(&self) {
-        for table in [&self.evaluator, &self.opponent].into_iter().flatten() {
-            table.clear();
+        for cell in [&self.evaluator, &self.opponent] {
+            if let Some(Some(table)) = cell.get() {
+                table.clear();
+            }
         }
     }
 }
@@ -728,6 +739,47 @@ mod tests {
     ) {
         let (reply, rx) = oneshot::channel();
         (queue.push(query, CancellationToken::new(), reply), rx)
+    }
+
+    /// Built-in children that keep their hash share one table a role (one
+    /// for both when the roles share children) of the children's `Hash`
+    /// shares together; children that clear it, or are processes, none.
+    #[test]
+    fn built_in_children_share_a_table_of_their_hash_shares() {
+        let builtin = |hash: &str, clear_hash| ChildConfig {
+            command: "builtin".to_owned(),
+            options: vec![("Hash".to_owned(), hash.to_owned())],
+            castling: shakmaty::CastlingMode::Standard,
+            clear_hash,
+        };
+        let config = |evaluator: ChildConfig, opponent: ChildConfig| PoolConfig {
+            evaluator,
+            opponent,
+            threads: 2,
+        };
+        let tables = Tables::new(&config(builtin("8", false), builtin("8", false)), 2);
+        let (e, o) = (
+            tables.of(Role::Evaluator).expect("shared"),
+            tables.of(Role::Opponent).expect("shared"),
+        );
+        assert!(Arc::ptr_eq(&e, &o));
+        assert_eq!(e.mb(), 16);
+
+        let tables = Tables::new(&config(builtin("4", false), builtin("2", false)), 2);
+        let (e, o) = (
+            tables.of(Role::Evaluator).expect("shared"),
+            tables.of(Role::Opponent).expect("shared"),
+        );
+        assert!(!Arc::ptr_eq(&e, &o));
+        assert_eq!((e.mb(), o.mb()), (8, 4));
+
+        let stockfish = ChildConfig {
+            command: "/usr/games/stockfish".to_owned(),
+            ..builtin("8", false)
+        };
+        let tables = Tables::new(&config(builtin("8", true), stockfish), 2);
+        assert!(tables.of(Role::Evaluator).is_none());
+        assert!(tables.of(Role::Opponent).is_none());
     }
 
     #[test]

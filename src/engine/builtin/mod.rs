@@ -102,9 +102,8 @@ impl Engine {
     /// the same time: what one learns, the others find. Its searches neither
     /// age nor clear the table; whoever shares it out does
     /// ([`Engine::age_table`], [`TranspositionTable::clear`]) — in-process
-    /// children age it for a decision's root search only, so that the
-    /// lookahead's shallow entries do not push out the root search's deep
-    /// ones.
+    /// children age it once per decision, so that the searches of one
+    /// decision keep each other's entries at their worth.
     pub fn sharing(table: Arc<TranspositionTable>) -> Engine {
         Engine {
             hash_mb: table.mb(),
@@ -115,15 +114,18 @@ impl Engine {
         }
     }
 
-    /// Older entries of the table become replaceable.
-    pub fn age_table(&self) {
-        self.tt.new_search();
+    /// Searches on behalf of `root` (a game position, by its
+    /// [`crate::mpc::game::hash`]) begin: the first of them makes the
+    /// table's older entries replaceable.
+    pub fn age_table(&self, root: u64) {
+        self.tt.new_search_at(root);
     }
 
     /// Resizes the hash table (clearing it).
     pub fn set_hash(&mut self, mb: usize) {
         self.hash_mb = mb;
         self.tt = Arc::new(TranspositionTable::new(mb));
+        self.shared = false;
     }
 
     /// The hash table size in MB, as last set.

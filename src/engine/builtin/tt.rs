@@ -133,6 +133,8 @@ pub struct TranspositionTable {
     generation: AtomicU8,
     /// 1 ..= `EPOCH_MASK`.
     epoch: AtomicU16,
+    /// The position the current generation began for ([`Self::new_search_at`]).
+    aged_for: AtomicU64,
 }
 
 /// Fewest buckets, whatever the size asked.
@@ -152,6 +154,7 @@ impl TranspositionTable {
             buckets: buckets.into_boxed_slice(),
             generation: AtomicU8::new(0),
             epoch: AtomicU16::new(1),
+            aged_for: AtomicU64::new(0),
         }
     }
 
@@ -162,7 +165,9 @@ impl TranspositionTable {
 
     pub fn clear(&self) {
         self.generation.store(0, Ordering::Relaxed);
+        self.aged_for.store(0, Ordering::Relaxed);
         let epoch = self.epoch.load(Ordering::Relaxed) % EPOCH_MASK + 1;
+        self.epoch.store(epoch, Ordering::Relaxed);
         if epoch == 1 {
             // Every 16383 clears the old epochs could look current again.
             for slot in self.buckets.iter().flat_map(|b| &b.0) {
@@ -170,12 +175,21 @@ impl TranspositionTable {
                 slot.data.store(0, Ordering::Relaxed);
             }
         }
-        self.epoch.store(epoch, Ordering::Relaxed);
     }
 
     /// Marks the start of a new search: older entries become replaceable.
     pub fn new_search(&self) {
         self.generation.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Marks the start of a new search for searches on behalf of `root`
+    /// (the game's position, by its key), once per root: the searches of
+    /// one decision, whichever position each starts from, share one
+    /// generation, and the next decision's begin the next.
+    pub fn new_search_at(&self, root: u64) {
+        if self.aged_for.swap(root, Ordering::Relaxed) != root {
+            self.new_search();
+        }
     }
 
     fn bucket(&self, key: u64) -> Option<&Bucket> {
@@ -202,7 +216,7 @@ impl TranspositionTable {
     }
 
     /// Stores an entry for `key`. The key's own slot is overwritten unless
-    /// it holds a much deeper result of this search; otherwise the least
+    /// it holds a much deeper result of this generation; otherwise the least
     /// valuable slot of the bucket goes: an empty one, else the shallowest,
     /// an entry of an earlier search counting as 8 plies shallower.
     pub fn store(&self, key: u64, mv: Option<TtMove>, depth: i32, score: i32, bound: TtBound) {
@@ -219,10 +233,12 @@ impl TranspositionTable {
                 break;
             }
         }
+        // A much deeper result of this search stays, whatever the bound: a
+        // shallow search sharing the table (a lookahead call from a
+        // position of the root search's tree) must not replace it.
         if let Some(old) = same
             && old.generation() == generation
             && depth + 3 < old.entry().depth
-            && bound != TtBound::Exact
         {
             return;
         }
@@ -321,15 +337,23 @@ mod tests {
                 depth,
                 bound,
             };
-            let packed = Packed::new(&entry, 255, EPOCH_MASK);
+            let packed = Packed::new(&entry, 0xA5, 0x2AAA);
             let back = packed.entry();
             assert_eq!(
                 (back.mv, back.score, back.depth, back.bound),
                 (entry.mv, score, depth, bound)
             );
-            assert_eq!((packed.generation(), packed.epoch()), (255, EPOCH_MASK));
+            assert_eq!((packed.generation(), packed.epoch()), (0xA5, 0x2AAA));
         }
-        assert!(!TtMove::of(&promotion).matches(&castle));
+        let queen = Move::Normal {
+            role: Role::Pawn,
+            from: Square::B7,
+            capture: Some(Role::Rook),
+            to: Square::A8,
+            promotion: Some(Role::Queen),
+        };
+        assert!(!TtMove::of(&promotion).matches(&queen));
+        assert!(TtMove::of(&castle).matches(&castle));
     }
 
     #[test]
@@ -359,26 +383,52 @@ mod tests {
     }
 
     /// Keys with the same high bits share a bucket: the fifth entry pushes
-    /// out the shallowest, then an earlier search's entries go first.
+    /// out the shallowest, an earlier search's entries counting as 8 plies
+    /// shallower.
     #[test]
     fn a_bucket_keeps_its_most_valuable_entries() {
         let tt = TranspositionTable::new(1);
         let key = |i: u64| 0x5555_0000_0000_0000 + i;
+        let kept = |i| tt.probe(key(i)).is_some();
         for (i, depth) in [(0, 9), (1, 2), (2, 7), (3, 5)] {
             tt.store(key(i), None, depth, 0, TtBound::Lower);
         }
         tt.store(key(4), None, 3, 0, TtBound::Lower);
-        let kept = |i| tt.probe(key(i)).is_some();
         assert_eq!(
             (0..5).map(kept).collect::<Vec<_>>(),
             [true, false, true, true, true]
         );
+        // In the next search old entries are worth 8 plies less: the old
+        // 5 (-3) goes, then the old 7 (-1), then the old 9 (1) before a new 2.
         tt.new_search();
-        tt.store(key(5), None, 1, 0, TtBound::Lower);
-        // Depth 9 of the last search counts as 1: the 3 of it goes.
+        tt.store(key(4), None, 2, 0, TtBound::Lower);
+        tt.store(key(5), None, 6, 0, TtBound::Lower);
+        tt.store(key(6), None, 6, 0, TtBound::Lower);
         assert_eq!(
-            (0..6).map(kept).collect::<Vec<_>>(),
-            [true, false, true, true, false, true]
+            (0..7).map(kept).collect::<Vec<_>>(),
+            [true, false, false, false, true, true, true]
+        );
+        tt.store(key(7), None, 6, 0, TtBound::Lower);
+        assert_eq!(
+            (0..8).map(kept).collect::<Vec<_>>(),
+            [false, false, false, false, true, true, true, true]
+        );
+        // Its own slot keeps a much deeper result of this search, exact or not.
+        tt.store(key(5), None, 2, 0, TtBound::Exact);
+        assert_eq!(tt.probe(key(5)).map(|e| e.depth), Some(6));
+    }
+
+    #[test]
+    fn a_root_ages_the_table_once() {
+        let tt = TranspositionTable::new(1);
+        tt.new_search_at(7);
+        let generation = tt.generation.load(Ordering::Relaxed);
+        tt.new_search_at(7);
+        assert_eq!(tt.generation.load(Ordering::Relaxed), generation);
+        tt.new_search_at(8);
+        assert_eq!(
+            tt.generation.load(Ordering::Relaxed),
+            generation.wrapping_add(1)
         );
     }
 
