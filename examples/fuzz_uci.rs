@@ -30,7 +30,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mpcmc::uci::options::NAMES;
+use mpcmc::uci::options::names;
 use shakmaty::{Chess, Position, uci::UciMove};
 
 /// xorshift64*: reproducible from `--seed`, no dependency.
@@ -56,7 +56,7 @@ impl Rng {
 
 /// Every option mpcmc declares, and one it does not.
 fn option_names() -> Vec<&'static str> {
-    NAMES.iter().copied().chain(["MultiPV"]).collect()
+    names().chain(["MultiPV"]).collect()
 }
 
 /// A legal game from the start: its moves in UCI, and its FEN.
@@ -227,7 +227,7 @@ fn gui_line(rng: &mut Rng) -> Vec<u8> {
                 1 => "position startpos moves e2e4 e7e5 g1f3".to_owned(),
                 // Not `LogFile`: a mutated value would name a file.
                 2 => {
-                    let names: Vec<&str> = NAMES.into_iter().filter(|n| *n != "LogFile").collect();
+                    let names: Vec<&str> = names().filter(|n| *n != "LogFile").collect();
                     format!("setoption name {} value 3", rng.pick(&names))
                 }
                 _ => "position fen rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"

@@ -27,7 +27,7 @@ use clap::Parser;
 use mpcmc::{
     engine::{ChildConfig, Client, client::QUIT_TIMEOUT},
     mpc::{ChildLimit, Game, Query, Role},
-    uci::codec::ScoreKind,
+    protocol::ScoreKind,
 };
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position, fen::Epd};
 use tokio_util::sync::CancellationToken;

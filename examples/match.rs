@@ -41,7 +41,8 @@ use clap::{ArgGroup, Parser};
 use mpcmc::{
     engine::{ChildConfig, ChildError, Client, client::QUIT_TIMEOUT},
     mpc::{ChildLimit, Game, Query, Report, Role, Terminal},
-    uci::{codec::ScoreKind, options::parse_child_options},
+    protocol::ScoreKind,
+    uci::options::parse_child_options,
 };
 use shakmaty::{
     CastlingMode, Chess, Color, Position,

@@ -1,7 +1,8 @@
 //! mpcmc: a chess meta-engine that plays by model predictive control over
 //! other UCI engines (MPC-MC).
 //!
-//! - [`uci`] faces the GUI: the wire codec, options, time, the session.
+//! - [`protocol`] is the UCI codec (the `mpcmc-protocol` crate).
+//! - [`uci`] faces the GUI: options, time, the session.
 //! - [`engine`] faces the children: processes, the UCI client, the pool.
 //! - [`mpc`] is the decision logic, knowing children only through a trait.
 
@@ -10,3 +11,6 @@ pub mod engine;
 pub mod log;
 pub mod mpc;
 pub mod uci;
+
+/// The UCI codec ([`mpcmc_protocol`]), for examples and tests.
+pub use mpcmc_protocol as protocol;

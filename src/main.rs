@@ -7,9 +7,9 @@ use anyhow::Context;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use mpcmc::{
     bench,
+    protocol::OptionType,
     uci::{
-        codec::OptionType,
-        options::{NAMES, Options, flag_name},
+        options::{Options, flag_name, names},
         output::Output,
         session::{Mode, Session, spawn_reader},
     },
@@ -47,7 +47,7 @@ enum EngineAction {
 
 /// Every UCI option as a flag: `ChildNodes` is `--child-nodes=2000`.
 fn with_option_flags(mut cmd: clap::Command) -> clap::Command {
-    for name in NAMES {
+    for name in names() {
         let Some(spec) = Options::spec(name) else {
             continue;
         };
@@ -70,7 +70,7 @@ fn with_option_flags(mut cmd: clap::Command) -> clap::Command {
 
 fn options_from(matches: &ArgMatches) -> anyhow::Result<Options> {
     let mut options = Options::default();
-    for name in NAMES {
+    for name in names() {
         if let Some(value) = matches.get_one::<String>(name) {
             options
                 .set(name, Some(value))

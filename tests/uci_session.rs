@@ -8,7 +8,7 @@ use std::{
 };
 
 use common::{ChildKind, Engine, alive, assert_legal, position};
-use mpcmc::uci::options::NAMES;
+use mpcmc::uci::options::names;
 use shakmaty::Chess;
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -21,7 +21,7 @@ fn handshake_lists_every_option(child: ChildKind) {
         "{lines:?}"
     );
     assert!(lines.iter().any(|l| l.starts_with("id author ")));
-    for name in NAMES {
+    for name in names() {
         let declared = format!("option name {name} type ");
         assert!(
             lines.iter().any(|l| l.starts_with(&declared)),

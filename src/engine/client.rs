@@ -7,7 +7,6 @@
 //! `stop` and drained to its `bestmove`, so the next command starts clean.
 
 use std::{
-    fmt::Write as _,
     process::Stdio,
     time::{Duration, Instant},
 };
@@ -19,10 +18,13 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
+use mpcmc_protocol::{
+    Bound, EngineLine, GuiCommand, OptionSpec, OptionType, StartPosition, parse_engine_line,
+};
+
 use crate::{
     engine::command::{CommandError, EngineCommand},
     mpc::{ChildLimit, Query, Report, Value},
-    uci::codec::{Bound, EngineLine, OptionSpec, OptionType, parse_engine_line},
 };
 
 /// How long a child may take to answer `uci`.
@@ -202,11 +204,11 @@ impl Client {
                 .find(|o| o.name.eq_ignore_ascii_case(name));
             match declared {
                 Some(spec) => {
-                    let line = match spec.kind {
-                        OptionType::Button => format!("setoption name {}", spec.name),
-                        _ => format!("setoption name {} value {value}", spec.name),
+                    let command = GuiCommand::SetOption {
+                        name: spec.name.clone(),
+                        value: (spec.kind != OptionType::Button).then(|| value.clone()),
                     };
-                    client.send(&line, "setting options").await?;
+                    client.send(&command, "setting options").await?;
                 }
                 None => tracing::warn!(
                     "{}: has no option '{name}'; not sent (it declares: {})",
@@ -231,7 +233,7 @@ impl Client {
 
     /// `uci` … `uciok`, collecting `id name` and the `option` lines.
     pub async fn uci(&mut self) -> Result<(), ChildError> {
-        self.send("uci", "starting (uci)").await?;
+        self.send(&GuiCommand::Uci, "starting (uci)").await?;
         let sent = Instant::now();
         loop {
             match self
@@ -248,7 +250,8 @@ impl Client {
 
     /// `isready` … `readyok`.
     pub async fn isready(&mut self, timeout: Duration) -> Result<(), ChildError> {
-        self.send("isready", "waiting for readyok").await?;
+        self.send(&GuiCommand::IsReady, "waiting for readyok")
+            .await?;
         let sent = Instant::now();
         loop {
             if let EngineLine::ReadyOk = self.read_line(sent, timeout, "readyok", "isready").await?
@@ -261,7 +264,8 @@ impl Client {
     /// `ucinewgame`, then `isready`: the child forgets what it learned.
     pub async fn ucinewgame(&mut self) -> Result<(), ChildError> {
         self.settle().await?;
-        self.send("ucinewgame", "clearing the hash").await?;
+        self.send(&GuiCommand::UciNewGame, "clearing the hash")
+            .await?;
         self.isready(READY_TIMEOUT).await
     }
 
@@ -269,18 +273,18 @@ impl Client {
     /// the child sees repetitions.
     pub async fn position(&mut self, query: &Query) -> Result<(), ChildError> {
         let game = &query.game;
-        let mut line = match game.start_fen() {
-            None => String::from("position startpos"),
-            Some(fen) => format!("position fen {fen}"),
+        let command = GuiCommand::Position {
+            start: game.start_fen().map_or(StartPosition::Startpos, |fen| {
+                StartPosition::Fen(fen.clone())
+            }),
+            moves: game
+                .moves()
+                .iter()
+                .chain(&query.line)
+                .map(|m| UciMove::from_move(*m, self.castling))
+                .collect(),
         };
-        let moves = game.moves().iter().chain(&query.line);
-        let mut first = true;
-        for m in moves {
-            line.push_str(if first { " moves " } else { " " });
-            first = false;
-            let _ = write!(line, "{}", UciMove::from_move(*m, self.castling));
-        }
-        self.send(&line, "setting the position").await
+        self.send(&command, "setting the position").await
     }
 
     /// One search for `query`: clears the hash when configured, sets the
@@ -297,23 +301,7 @@ impl Client {
             self.ucinewgame().await?;
         }
         self.position(query).await?;
-        let go = match query.limit {
-            ChildLimit::Nodes(n) => format!("go nodes {n}"),
-            ChildLimit::MoveTime(t) => format!("go movetime {}", t.as_millis().max(1)),
-            ChildLimit::Depth(d) => format!("go depth {d}"),
-            ChildLimit::Clock {
-                wtime,
-                btime,
-                winc,
-                binc,
-            } => format!(
-                "go wtime {} btime {} winc {} binc {}",
-                wtime.as_millis(),
-                btime.as_millis(),
-                winc.as_millis(),
-                binc.as_millis()
-            ),
-        };
+        let go = GuiCommand::Go(query.limit.go());
         let stall_after = stall_deadline(query.limit);
         let go_sent = Instant::now();
         self.send(&go, "starting a search").await?;
@@ -330,7 +318,7 @@ impl Client {
                 biased;
                 _ = cancel.cancelled(), if !stopped => {
                     stopped = true;
-                    self.send("stop", "stopping a search").await?;
+                    self.send(&GuiCommand::Stop, "stopping a search").await?;
                     let now = Instant::now();
                     if now + STOP_TIMEOUT < since + limit {
                         (since, limit) = (now, STOP_TIMEOUT);
@@ -384,7 +372,12 @@ impl Client {
     }
 
     /// Checks a `bestmove` against the searched position.
-    fn legal(&self, pos: &Chess, best: Option<UciMove>, go: &str) -> Result<Move, ChildError> {
+    fn legal(
+        &self,
+        pos: &Chess,
+        best: Option<UciMove>,
+        go: &GuiCommand,
+    ) -> Result<Move, ChildError> {
         let bad = |reason: &str| ChildError::BadAnswer {
             engine: self.label.clone(),
             line: format!(
@@ -404,7 +397,8 @@ impl Client {
         if !self.searching {
             return Ok(());
         }
-        self.send("stop", "stopping an abandoned search").await?;
+        self.send(&GuiCommand::Stop, "stopping an abandoned search")
+            .await?;
         let sent = Instant::now();
         loop {
             let line = self
@@ -438,7 +432,8 @@ impl Client {
         }
     }
 
-    async fn send(&mut self, line: &str, doing: &str) -> Result<(), ChildError> {
+    async fn send(&mut self, command: &GuiCommand, doing: &str) -> Result<(), ChildError> {
+        let line = command.to_string();
         tracing::trace!("{} < {line}", self.label);
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());

@@ -18,15 +18,15 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{Color, Position};
+use shakmaty::Position;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     engine::{
-        builtin::{self, Clock, Limits, TranspositionTable},
+        builtin::{self, Limits, TranspositionTable},
         client::{ChildConfig, ChildError, STOP_TIMEOUT},
     },
-    mpc::{ChildLimit, Query, Report, Value, game::hash},
+    mpc::{Query, Report, Value, game::hash},
 };
 
 /// The command line that names the built-in engine.
@@ -122,7 +122,7 @@ impl InProcess {
             history.push(hash(&pos));
         }
         history.pop();
-        let limits = limits(query.limit, root.turn());
+        let limits = Limits::from_go(&query.limit.go(), root.turn(), Duration::ZERO);
         // Set when this future ends, however it ends (also when dropped).
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let (engine, flag, clear) = (self.engine.clone(), stop.0.clone(), self.clear_hash);
@@ -285,34 +285,6 @@ impl Drop for StopOnDrop {
     }
 }
 
-/// A child limit as the built-in engine's limits; the clock is the side to
-/// move's.
-fn limits(limit: ChildLimit, turn: Color) -> Limits {
-    let mut limits = Limits::default();
-    match limit {
-        ChildLimit::Nodes(n) => limits.nodes = Some(n),
-        ChildLimit::MoveTime(t) => limits.movetime = Some(t.max(Duration::from_millis(1))),
-        ChildLimit::Depth(d) => limits.depth = Some(d),
-        ChildLimit::Clock {
-            wtime,
-            btime,
-            winc,
-            binc,
-        } => {
-            let (time, inc) = match turn {
-                Color::White => (wtime, winc),
-                Color::Black => (btime, binc),
-            };
-            limits.clock = Some(Clock {
-                time,
-                inc,
-                movestogo: None,
-            });
-        }
-    }
-    limits
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -320,10 +292,9 @@ mod tests {
     use shakmaty::{CastlingMode, uci::UciMove};
 
     use super::*;
-    use crate::{
-        mpc::{Game, Role},
-        uci::codec::ScoreKind,
-    };
+    use mpcmc_protocol::ScoreKind;
+
+    use crate::mpc::{ChildLimit, Game, Role};
 
     /// Black, a queen down, draws only by repeating a third time (h8g8): the
     /// game's history must reach the engine whether the query's line is empty

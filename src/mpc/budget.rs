@@ -11,6 +11,8 @@
 
 use std::time::{Duration, Instant};
 
+use mpcmc_protocol::Go;
+
 use crate::mpc::{
     lookahead::Lookahead,
     rounds::{ClockCell, RoundClock, RoundPlan, first_round_nodes, rounds_for},
@@ -30,6 +32,41 @@ pub enum ChildLimit {
         winc: Duration,
         binc: Duration,
     },
+}
+
+impl ChildLimit {
+    /// The `go` that asks a child for this search: the one conversion from
+    /// a decision's limit to the wire (the client sends it; the in-process
+    /// built-in engine reads it as the standalone engine reads a GUI's).
+    pub fn go(self) -> Go {
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        match self {
+            ChildLimit::Nodes(n) => Go {
+                nodes: Some(n),
+                ..Go::default()
+            },
+            ChildLimit::MoveTime(t) => Go {
+                movetime: Some(u64::try_from(t.as_millis()).unwrap_or(u64::MAX).max(1)),
+                ..Go::default()
+            },
+            ChildLimit::Depth(d) => Go {
+                depth: Some(d),
+                ..Go::default()
+            },
+            ChildLimit::Clock {
+                wtime,
+                btime,
+                winc,
+                binc,
+            } => Go {
+                wtime: Some(ms(wtime)),
+                btime: Some(ms(btime)),
+                winc: Some(ms(winc)),
+                binc: Some(ms(binc)),
+                ..Go::default()
+            },
+        }
+    }
 }
 
 /// Below this a child call costs more in round trip and hash clearing than it

@@ -399,7 +399,7 @@ async fn evaluate<C: Children>(
     // from its side, one ply down.
     if let Some(t) = game.terminal_after(&[mv]) {
         candidate.terminal = Some(t);
-        candidate.value = Some((-t.value()).from_child(1));
+        candidate.value = Some((-Value::of(t)).from_child(1));
         return candidate;
     }
     let mut line = vec![mv];
@@ -428,7 +428,7 @@ async fn evaluate<C: Children>(
         }
         if let Some(t) = game.terminal_after(&line) {
             candidate.terminal = Some(t);
-            candidate.value = Some(t.value().from_child(2));
+            candidate.value = Some(Value::of(t).from_child(2));
             return candidate;
         }
     }
@@ -855,7 +855,7 @@ mod tests {
         assert_eq!(key(&[d.best]), "a1a8");
         assert_eq!(
             d.value.map(|v| v.to_uci().kind),
-            Some(crate::uci::codec::ScoreKind::Mate(1))
+            Some(mpcmc_protocol::ScoreKind::Mate(1))
         );
         assert_eq!(d.candidates[0].terminal, Some(Terminal::Checkmate));
 

@@ -7,7 +7,6 @@
 
 pub mod budget;
 pub mod fortify;
-pub mod game;
 pub mod lookahead;
 pub mod rounds;
 pub mod score;
@@ -20,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 pub use budget::ChildLimit;
 pub use game::{Game, Terminal};
 pub use lookahead::{Candidate, Decision, Failure, Lookahead, Rule, Settings, decide};
+pub use mpcmc_protocol::game;
 pub use score::Value;
 
 /// What a child engine is asked to be.

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::uci::codec::{ScoreKind, UciScore};
+use mpcmc_protocol::{ScoreKind, UciScore, game::Terminal};
 
 /// A score from one side's point of view; larger is better for that side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -25,6 +25,14 @@ impl Value {
     pub const DRAW: Value = Value(0);
     /// The side to move is checkmated.
     pub const MATED: Value = Value(-MATE);
+
+    /// The value of a finished game from the side to move.
+    pub fn of(terminal: Terminal) -> Value {
+        match terminal {
+            Terminal::Checkmate => Value::MATED,
+            _ => Value::DRAW,
+        }
+    }
 
     pub fn cp(cp: i32) -> Value {
         Value(cp.clamp(-CP_LIMIT, CP_LIMIT))
@@ -95,7 +103,7 @@ impl Value {
         };
         UciScore {
             kind,
-            bound: crate::uci::codec::Bound::Exact,
+            bound: mpcmc_protocol::Bound::Exact,
         }
     }
 }
@@ -119,13 +127,19 @@ impl fmt::Display for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::uci::codec::Bound;
+    use mpcmc_protocol::Bound;
 
     fn uci(kind: ScoreKind) -> Value {
         Value::from_uci(UciScore {
             kind,
             bound: Bound::Exact,
         })
+    }
+
+    #[test]
+    fn a_finished_game_is_mated_or_drawn() {
+        assert_eq!(Value::of(Terminal::Checkmate), Value::MATED);
+        assert_eq!(Value::of(Terminal::Threefold), Value::DRAW);
     }
 
     #[test]

@@ -13,24 +13,18 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{Color, Position, uci::UciMove};
+use mpcmc_protocol::{Go, Info};
+use shakmaty::{Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     engine::{
-        builtin::{self, Clock, Limits, Progress},
+        builtin::{self, Limits, Progress},
         inprocess::StopOnDrop,
     },
     mpc::Game,
-    uci::{
-        codec::{Go, Info},
-        output::Output,
-        time::move_time,
-    },
+    uci::{output::Output, time::move_time},
 };
-
-/// A bare `go` (no limit at all) searches this many nodes, about a second.
-pub const BARE_GO_NODES: u64 = 1_000_000;
 
 /// Everything one `go` of the standalone engine needs.
 pub struct BuiltinGo {
@@ -45,39 +39,6 @@ pub struct BuiltinGo {
     pub overhead: Duration,
     pub stop: CancellationToken,
     pub ponderhit: CancellationToken,
-}
-
-/// The GUI's limits as the engine's, from the side to move. Pondering (and
-/// `infinite`) searches until told; the clock then starts at `ponderhit`.
-/// `searchmoves` are left to the caller (they need the position).
-pub fn limits(go: &Go, us: Color, overhead: Duration) -> Limits {
-    let ms = |v: i64| Duration::from_millis(v.max(0) as u64);
-    let (time, inc) = match us {
-        Color::White => (go.wtime, go.winc),
-        Color::Black => (go.btime, go.binc),
-    };
-    let bare = go.nodes.is_none()
-        && go.depth.is_none()
-        && go.mate.is_none()
-        && go.movetime.is_none()
-        && time.is_none()
-        && !go.ends_when_told();
-    Limits {
-        nodes: go.nodes.or(bare.then_some(BARE_GO_NODES)),
-        depth: go.depth.or(go.mate_depth()),
-        movetime: go.movetime.map(|t| {
-            Duration::from_millis(t)
-                .saturating_sub(overhead)
-                .max(Duration::from_millis(1))
-        }),
-        clock: time.map(|t| Clock {
-            time: ms(t).saturating_sub(overhead),
-            inc: inc.map_or(Duration::ZERO, ms),
-            movestogo: go.movestogo,
-        }),
-        infinite: go.ends_when_told(),
-        searchmoves: Vec::new(),
-    }
 }
 
 /// Runs the `go` to its one `bestmove`.
@@ -104,7 +65,7 @@ pub async fn search(req: &BuiltinGo) -> Option<builtin::Outcome> {
     // Set when this search ends, however it ends (also when aborted).
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = stop.0.clone();
-    let mut limits = limits(&req.go, pos.turn(), req.overhead);
+    let mut limits = Limits::from_go(&req.go, pos.turn(), req.overhead);
     for uci in &req.go.searchmoves {
         match uci.to_move(&pos) {
             Ok(m) => limits.searchmoves.push(m),

@@ -6,7 +6,6 @@
 )]
 
 pub mod builtin_go;
-pub mod codec;
 pub mod options;
 pub mod output;
 pub mod search;

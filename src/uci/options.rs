@@ -5,12 +5,12 @@
 //! Each option is also a command-line flag, lc0 style: `ChildNodes` is
 //! `--child-nodes=2000`; flags are applied before any `setoption`.
 
+use mpcmc_protocol::{EMPTY, OptionSpec, OptionType};
 use shakmaty::CastlingMode;
 
 use crate::{
     engine::{ChildConfig, PoolConfig, inprocess::BUILTIN},
     mpc::{Lookahead, Settings},
-    uci::codec::{EMPTY, OptionSpec, OptionType},
 };
 
 /// A failed `setoption`, naming the option and the value.
@@ -27,27 +27,6 @@ pub enum OptionError {
         expected: String,
     },
 }
-
-/// Every option mpcmc declares, in the order `uci` lists them.
-pub const NAMES: [&str; 17] = [
-    "Evaluator",
-    "EvaluatorOptions",
-    "Opponent",
-    "OpponentOptions",
-    "Threads",
-    "ChildThreads",
-    "Hash",
-    "Lookahead",
-    "Fortify",
-    "FortifyMargin",
-    "ChildNodes",
-    "ChildMoveTime",
-    "ClearHash",
-    "MoveOverhead",
-    "Ponder",
-    "UCI_Chess960",
-    "LogFile",
-];
 
 /// Option values, typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,118 +74,300 @@ impl Default for Options {
     }
 }
 
+/// A `setoption` value, read by the option's type.
+enum Given {
+    Text(String),
+    Number(i64),
+    On(bool),
+}
+
+impl Given {
+    fn text(self) -> String {
+        match self {
+            Given::Text(t) => t,
+            Given::Number(n) => n.to_string(),
+            Given::On(b) => b.to_string(),
+        }
+    }
+
+    fn number(&self) -> i64 {
+        match self {
+            Given::Number(n) => *n,
+            _ => 0,
+        }
+    }
+
+    fn on(&self) -> bool {
+        matches!(self, Given::On(true))
+    }
+}
+
+/// One option: its name, its declaration, whether `mpcmc engine` (the
+/// built-in engine alone) declares it too, and what a value does. An
+/// `Err` from `apply` says what was expected.
+struct Def {
+    name: &'static str,
+    kind: fn() -> OptionType,
+    standalone: bool,
+    apply: fn(&mut Options, Given) -> Result<(), String>,
+}
+
+fn string(default: &str) -> OptionType {
+    OptionType::String {
+        default: default.to_owned(),
+    }
+}
+
+fn spin(default: i64, min: i64, max: i64) -> OptionType {
+    OptionType::Spin { default, min, max }
+}
+
+fn check(default: bool) -> OptionType {
+    OptionType::Check { default }
+}
+
+/// Every option, in the order `uci` lists them: the one table `uci`,
+/// `setoption` and the command-line flags read.
+const TABLE: [Def; 17] = [
+    Def {
+        name: "Evaluator",
+        kind: || string(BUILTIN),
+        standalone: false,
+        apply: |o, v| {
+            o.evaluator = v.text();
+            Ok(())
+        },
+    },
+    Def {
+        name: "EvaluatorOptions",
+        kind: || string(""),
+        standalone: false,
+        apply: |o, v| {
+            let text = v.text();
+            parse_child_options(&text)?;
+            o.evaluator_options = text;
+            Ok(())
+        },
+    },
+    Def {
+        name: "Opponent",
+        kind: || string(""),
+        standalone: false,
+        apply: |o, v| {
+            o.opponent = v.text();
+            Ok(())
+        },
+    },
+    Def {
+        name: "OpponentOptions",
+        kind: || string(""),
+        standalone: false,
+        apply: |o, v| {
+            let text = v.text();
+            parse_child_options(&text)?;
+            o.opponent_options = text;
+            Ok(())
+        },
+    },
+    Def {
+        name: "Threads",
+        kind: || spin(1, 1, 256),
+        standalone: false,
+        apply: |o, v| {
+            o.threads = v.number() as u32;
+            Ok(())
+        },
+    },
+    Def {
+        name: "ChildThreads",
+        kind: || spin(1, 1, 256),
+        standalone: false,
+        apply: |o, v| {
+            o.child_threads = v.number() as u32;
+            Ok(())
+        },
+    },
+    Def {
+        name: "Hash",
+        kind: || spin(16, 1, 65_536),
+        standalone: true,
+        apply: |o, v| {
+            o.hash = v.number() as u32;
+            Ok(())
+        },
+    },
+    Def {
+        name: "Lookahead",
+        kind: || OptionType::Combo {
+            default: "one".to_owned(),
+            vars: vec!["half".to_owned(), "one".to_owned()],
+        },
+        standalone: false,
+        apply: |o, v| {
+            o.lookahead = match v.text().to_ascii_lowercase().as_str() {
+                "half" => Lookahead::Half,
+                "one" => Lookahead::One,
+                _ => return Err("half or one".to_owned()),
+            };
+            Ok(())
+        },
+    },
+    Def {
+        name: "Fortify",
+        kind: || check(true),
+        standalone: false,
+        apply: |o, v| {
+            o.fortify = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "FortifyMargin",
+        kind: || spin(0, -10_000, 10_000),
+        standalone: false,
+        apply: |o, v| {
+            o.fortify_margin = v.number() as i32;
+            Ok(())
+        },
+    },
+    Def {
+        name: "ChildNodes",
+        kind: || spin(0, 0, 1_000_000_000),
+        standalone: false,
+        apply: |o, v| {
+            o.child_nodes = v.number() as u64;
+            Ok(())
+        },
+    },
+    Def {
+        name: "ChildMoveTime",
+        kind: || spin(0, 0, 3_600_000),
+        standalone: false,
+        apply: |o, v| {
+            o.child_movetime = v.number() as u64;
+            Ok(())
+        },
+    },
+    Def {
+        name: "ClearHash",
+        kind: || check(false),
+        standalone: false,
+        apply: |o, v| {
+            o.clear_hash = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "MoveOverhead",
+        kind: || spin(50, 0, 10_000),
+        standalone: true,
+        apply: |o, v| {
+            o.move_overhead = v.number() as u64;
+            Ok(())
+        },
+    },
+    Def {
+        name: "Ponder",
+        kind: || check(false),
+        standalone: true,
+        apply: |o, v| {
+            o.ponder = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "UCI_Chess960",
+        kind: || check(false),
+        standalone: true,
+        apply: |o, v| {
+            o.chess960 = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "LogFile",
+        kind: || string(""),
+        standalone: true,
+        apply: |o, v| {
+            o.log_file = v.text();
+            Ok(())
+        },
+    },
+];
+
+/// The option named `name`, compared case-insensitively (GUIs differ).
+fn def(name: &str) -> Option<&'static Def> {
+    TABLE
+        .iter()
+        .find(|d| d.name.eq_ignore_ascii_case(name.trim()))
+}
+
+/// Every option's name, in the order `uci` lists them.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    TABLE.iter().map(|d| d.name)
+}
+
 impl Options {
-    /// The declaration of option `name` (exact table name), with its default.
+    /// The declaration of option `name` (any case), with its default.
     pub fn spec(name: &str) -> Option<OptionSpec> {
-        let string = |default: &str| OptionType::String {
-            default: default.to_owned(),
-        };
-        let spin = |default: i64, min: i64, max: i64| OptionType::Spin { default, min, max };
-        let kind = match name {
-            "Evaluator" => string(BUILTIN),
-            "EvaluatorOptions" | "Opponent" | "OpponentOptions" | "LogFile" => string(""),
-            "Threads" | "ChildThreads" => spin(1, 1, 256),
-            "Hash" => spin(16, 1, 65_536),
-            "Lookahead" => OptionType::Combo {
-                default: "one".to_owned(),
-                vars: vec!["half".to_owned(), "one".to_owned()],
-            },
-            "Fortify" => OptionType::Check { default: true },
-            "FortifyMargin" => spin(0, -10_000, 10_000),
-            "ChildNodes" => spin(0, 0, 1_000_000_000),
-            "ChildMoveTime" => spin(0, 0, 3_600_000),
-            "ClearHash" => OptionType::Check { default: false },
-            "MoveOverhead" => spin(50, 0, 10_000),
-            "Ponder" | "UCI_Chess960" => OptionType::Check { default: false },
-            _ => return None,
-        };
-        Some(OptionSpec {
-            name: name.to_owned(),
-            kind,
+        def(name).map(|d| OptionSpec {
+            name: d.name.to_owned(),
+            kind: (d.kind)(),
         })
     }
 
-    /// Every declaration, as `uci` lists them.
-    pub fn specs() -> Vec<OptionSpec> {
-        NAMES.iter().filter_map(|n| Options::spec(n)).collect()
+    /// Every declaration, as `uci` lists them; `standalone`: only those of
+    /// `mpcmc engine`.
+    pub fn specs(standalone: bool) -> Vec<OptionSpec> {
+        TABLE
+            .iter()
+            .filter(|d| d.standalone || !standalone)
+            .filter_map(|d| Options::spec(d.name))
+            .collect()
+    }
+
+    /// Whether `mpcmc engine` declares option `name` (any case).
+    pub fn standalone_declares(name: &str) -> bool {
+        def(name).is_some_and(|d| d.standalone)
     }
 
     /// Applies `setoption name <name> value <value>`.
     pub fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), OptionError> {
-        let canonical = NAMES
-            .iter()
-            .find(|n| n.eq_ignore_ascii_case(name.trim()))
-            .ok_or_else(|| OptionError::Unknown(name.to_owned()))?;
-        let spec = Options::spec(canonical).ok_or_else(|| OptionError::Unknown(name.to_owned()))?;
+        let def = def(name).ok_or_else(|| OptionError::Unknown(name.to_owned()))?;
         // GUIs echo back the `default <empty>` that `uci` prints for an empty
         // string; like Stockfish, read it as the empty string.
         let value = value
             .map(str::trim)
             .map(|v| if v == EMPTY { "" } else { v });
         let bad = |value: &str, expected: String| OptionError::BadValue {
-            name: spec.name.clone(),
+            name: def.name.to_owned(),
             value: value.to_owned(),
             expected,
         };
-        let text = match (&spec.kind, value) {
-            (OptionType::String { .. }, v) => v.unwrap_or("").to_owned(),
+        let given = match ((def.kind)(), value) {
+            (OptionType::String { .. }, v) => Given::Text(v.unwrap_or("").to_owned()),
             (_, None) => {
                 return Err(OptionError::MissingValue {
-                    name: spec.name.clone(),
+                    name: def.name.to_owned(),
                 });
             }
-            (_, Some(v)) => v.to_owned(),
-        };
-        let number = match &spec.kind {
-            OptionType::Spin { min, max, .. } => {
-                let n: i64 = text
-                    .parse()
-                    .map_err(|_| bad(&text, format!("a whole number from {min} to {max}")))?;
-                if n < *min || n > *max {
-                    return Err(bad(&text, format!("a whole number from {min} to {max}")));
+            (OptionType::Spin { min, max, .. }, Some(v)) => {
+                let expected = || format!("a whole number from {min} to {max}");
+                let n: i64 = v.parse().map_err(|_| bad(v, expected()))?;
+                if n < min || n > max {
+                    return Err(bad(v, expected()));
                 }
-                n
+                Given::Number(n)
             }
-            _ => 0,
+            (OptionType::Check { .. }, Some(v)) => match v.to_ascii_lowercase().as_str() {
+                "true" => Given::On(true),
+                "false" => Given::On(false),
+                _ => return Err(bad(v, "true or false".to_owned())),
+            },
+            (OptionType::Combo { .. } | OptionType::Button, Some(v)) => Given::Text(v.to_owned()),
         };
-        let check = || match text.to_ascii_lowercase().as_str() {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            _ => Err(bad(&text, "true or false".to_owned())),
-        };
-        match *canonical {
-            "Evaluator" => self.evaluator = text,
-            "EvaluatorOptions" | "OpponentOptions" => {
-                parse_child_options(&text).map_err(|expected| bad(&text, expected))?;
-                if *canonical == "EvaluatorOptions" {
-                    self.evaluator_options = text;
-                } else {
-                    self.opponent_options = text;
-                }
-            }
-            "Opponent" => self.opponent = text,
-            "Threads" => self.threads = number as u32,
-            "ChildThreads" => self.child_threads = number as u32,
-            "Hash" => self.hash = number as u32,
-            "Lookahead" => {
-                self.lookahead = match text.to_ascii_lowercase().as_str() {
-                    "half" => Lookahead::Half,
-                    "one" => Lookahead::One,
-                    _ => return Err(bad(&text, "half or one".to_owned())),
-                }
-            }
-            "Fortify" => self.fortify = check()?,
-            "FortifyMargin" => self.fortify_margin = number as i32,
-            "ChildNodes" => self.child_nodes = number as u64,
-            "ChildMoveTime" => self.child_movetime = number as u64,
-            "ClearHash" => self.clear_hash = check()?,
-            "MoveOverhead" => self.move_overhead = number as u64,
-            "Ponder" => self.ponder = check()?,
-            "UCI_Chess960" => self.chess960 = check()?,
-            "LogFile" => self.log_file = text,
-            _ => return Err(OptionError::Unknown(name.to_owned())),
-        }
-        Ok(())
+        let text = value.unwrap_or("").to_owned();
+        (def.apply)(self, given).map_err(|expected| bad(&text, expected))
     }
 
     pub fn castling_mode(&self) -> CastlingMode {
@@ -373,17 +534,57 @@ mod tests {
         assert_eq!(o.threads, 1, "a rejected value leaves the option alone");
     }
 
+    /// uci-options.md, written by hand, is the independent record: its
+    /// table has a row for every option with the declared type, default
+    /// and range, and nothing else; its `mpcmc engine` section names the
+    /// options the built-in engine alone declares.
     #[test]
-    fn every_option_is_declared_flagged_and_documented() {
+    fn the_table_matches_uci_options_md() {
         let doc = include_str!("../../uci-options.md");
-        for name in NAMES {
-            let spec = Options::spec(name).expect(name);
-            assert_eq!(spec.name, name);
-            assert!(
-                doc.contains(&format!("`{name}`")),
-                "uci-options.md lacks `{name}`"
+        let rows: Vec<Vec<String>> = doc
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| l.split('|').map(|c| c.trim().replace('`', "")).collect())
+            .collect();
+        let documented: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+        assert_eq!(documented, names().collect::<Vec<_>>());
+        for row in &rows {
+            let spec = Options::spec(&row[1]).expect("declared");
+            let (kind, default, range) = match spec.kind {
+                OptionType::Check { default } => ("check", default.to_string(), String::new()),
+                OptionType::Spin { default, min, max } => (
+                    "spin",
+                    default.to_string(),
+                    format!("{min}–{max}").replace('-', "−"),
+                ),
+                OptionType::Combo { default, vars } => ("combo", default, vars.join(", ")),
+                OptionType::String { default } if default.is_empty() => {
+                    ("string", "empty".to_owned(), row[4].clone())
+                }
+                OptionType::String { default } => ("string", default, row[4].clone()),
+                OptionType::Button => ("button", String::new(), String::new()),
+            };
+            assert_eq!(
+                [row[2].as_str(), row[3].as_str(), row[4].as_str()],
+                [kind, default.as_str(), range.as_str()],
+                "{}",
+                row[1]
             );
         }
+        let standalone = doc
+            .split("## `mpcmc engine`")
+            .nth(1)
+            .and_then(|s| s.split("declares").nth(1))
+            .and_then(|s| s.split("(as above)").next())
+            .expect("the mpcmc engine section");
+        let named: Vec<String> = standalone
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect();
+        let declared: Vec<String> = Options::specs(true).into_iter().map(|s| s.name).collect();
+        assert_eq!(named, declared);
         assert_eq!(flag_name("ChildNodes"), "child-nodes");
         assert_eq!(flag_name("UCI_Chess960"), "uci-chess960");
         assert_eq!(flag_name("MoveOverhead"), "move-overhead");

@@ -8,7 +8,7 @@ use std::{io::Write, sync::mpsc, thread};
 
 use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
 
-use crate::uci::codec::{Bound, EngineLine, Info, ScoreKind, UciScore};
+use mpcmc_protocol::{Bound, EngineLine, Info, ScoreKind, UciScore};
 
 /// The end of the writer thread.
 pub struct Writer {

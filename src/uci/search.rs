@@ -19,6 +19,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mpcmc_protocol::{Go, Info};
 use shakmaty::{Color, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
@@ -37,7 +38,6 @@ use crate::{
     },
     uci::{
         builtin_go::{self, BuiltinGo},
-        codec::{Go, Info},
         options::Options,
         output::Output,
         time::{MoveTime, child_clock, flag_guard, move_time},

@@ -13,6 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mpcmc_protocol::{GuiCommand, ParseError, Parsed, StartPosition, parse_gui_line};
 use shakmaty::{
     CastlingMode, Chess, EnPassantMode, Position, PositionError, PositionErrorKinds, fen::Fen,
     uci::UciMove,
@@ -25,7 +26,6 @@ use crate::{
     mpc::{Game, rounds::Noise},
     uci::{
         builtin_go::{self, BuiltinGo},
-        codec::{GuiCommand, ParseError, Parsed, StartPosition, parse_gui_line},
         options::{OptionError, Options},
         output::Output,
         search::{self, GoRequest},
@@ -91,10 +91,6 @@ pub enum Mode {
     /// The built-in engine alone: `mpcmc engine`.
     Builtin,
 }
-
-/// The options `mpcmc engine` declares.
-pub const BUILTIN_OPTIONS: [&str; 5] =
-    ["Hash", "MoveOverhead", "Ponder", "UCI_Chess960", "LogFile"];
 
 /// The built-in engine of `mpcmc engine`.
 struct Standalone {
@@ -210,14 +206,11 @@ impl Session {
                 self.out
                     .line(format!("id name {name} {}", env!("CARGO_PKG_VERSION")));
                 self.out.line("id author the mpcmc developers");
-                let specs = Options::specs().into_iter().filter(|s| {
-                    self.standalone.is_none() || BUILTIN_OPTIONS.contains(&s.name.as_str())
-                });
-                for spec in specs {
+                for spec in Options::specs(self.standalone.is_some()) {
                     let spec = match spec.name.as_str() {
                         // Show the evaluator actually configured as its default.
-                        "Evaluator" => crate::uci::codec::OptionSpec {
-                            kind: crate::uci::codec::OptionType::String {
+                        "Evaluator" => mpcmc_protocol::OptionSpec {
+                            kind: mpcmc_protocol::OptionType::String {
                                 default: self.options.evaluator.clone(),
                             },
                             ..spec
@@ -249,10 +242,7 @@ impl Session {
                 self.out.line("readyok");
             }
             GuiCommand::SetOption { name, value } => {
-                let declared = self.standalone.is_none()
-                    || BUILTIN_OPTIONS
-                        .iter()
-                        .any(|o| o.eq_ignore_ascii_case(name.trim()));
+                let declared = self.standalone.is_none() || Options::standalone_declares(&name);
                 let set = if declared {
                     self.options.set(&name, value.as_deref())
                 } else {
@@ -350,7 +340,7 @@ impl Session {
     /// fallback when no child can be configured.
     fn go_builtin(
         &mut self,
-        go: crate::uci::codec::Go,
+        go: mpcmc_protocol::Go,
         engine: Arc<std::sync::Mutex<builtin::Engine>>,
         hash_mb: usize,
         clear: Arc<std::sync::atomic::AtomicBool>,

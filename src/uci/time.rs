@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use shakmaty::Color;
 
-use crate::{mpc::ChildLimit, uci::codec::Go};
+use mpcmc_protocol::Go;
+
+use crate::mpc::ChildLimit;
 
 /// Moves assumed left when the GUI does not say (sudden death).
 const DEFAULT_MOVES_TO_GO: u64 = 25;

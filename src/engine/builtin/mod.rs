@@ -19,13 +19,11 @@ mod tt;
 
 pub use self::tt::TranspositionTable;
 
-use shakmaty::{CastlingMode, Chess, Move, Position};
+use mpcmc_protocol::{Bound, Go, ScoreKind, UciScore};
+use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
-use self::search::{Budget, History, MAX_DEPTH, Search, clock_budget, hash_of, uci_score};
-use crate::{
-    mpc::game::{FenError, position_from_fen},
-    uci::codec::{Bound, ScoreKind, UciScore},
-};
+use self::search::{Budget, History, MAX_DEPTH, Search, clock_budget, uci_score};
+use crate::mpc::game::{FenError, position_from_fen};
 
 /// What limits one search; `None`/`false` fields do not limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,6 +38,45 @@ pub struct Limits {
     /// Search only these root moves (`go searchmoves`); empty: every move.
     /// Moves not legal at the root are ignored.
     pub searchmoves: Vec<Move>,
+}
+
+/// A bare `go` (no limit at all) searches this many nodes, about a second.
+pub const BARE_GO_NODES: u64 = 1_000_000;
+
+impl Limits {
+    /// A `go`'s limits, from the side to move, less `overhead` on the clock
+    /// and on `movetime`. Pondering (and `infinite`) searches until told;
+    /// the clock then starts at `ponderhit`. `searchmoves` are left to the
+    /// caller (they need the position).
+    pub fn from_go(go: &Go, us: Color, overhead: Duration) -> Limits {
+        let ms = |v: i64| Duration::from_millis(v.max(0) as u64);
+        let (time, inc) = match us {
+            Color::White => (go.wtime, go.winc),
+            Color::Black => (go.btime, go.binc),
+        };
+        let bare = go.nodes.is_none()
+            && go.depth.is_none()
+            && go.mate.is_none()
+            && go.movetime.is_none()
+            && time.is_none()
+            && !go.ends_when_told();
+        Limits {
+            nodes: go.nodes.or(bare.then_some(BARE_GO_NODES)),
+            depth: go.depth.or(go.mate_depth()),
+            movetime: go.movetime.map(|t| {
+                Duration::from_millis(t)
+                    .saturating_sub(overhead)
+                    .max(Duration::from_millis(1))
+            }),
+            clock: time.map(|t| Clock {
+                time: ms(t).saturating_sub(overhead),
+                inc: inc.map_or(Duration::ZERO, ms),
+                movestogo: go.movestogo,
+            }),
+            infinite: go.ends_when_told(),
+            searchmoves: Vec::new(),
+        }
+    }
 }
 
 /// The side to move's clock.
@@ -188,7 +225,7 @@ impl Engine {
             stop,
             budget,
             history,
-            hash_of(root),
+            crate::mpc::game::hash(root),
         );
         if root_moves.len() < root.legal_moves().len() {
             search.root_moves = Some(root_moves.clone());
@@ -473,7 +510,7 @@ mod tests {
                 break;
             }
             let out = engine.search(&p, &history, &limits, &stop, &mut |_| {});
-            history.push(search::hash_of(&p));
+            history.push(crate::mpc::game::hash(&p));
             p.play_unchecked(out.best.unwrap());
         }
         assert!(
@@ -620,7 +657,7 @@ mod tests {
         for m in [
             "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1",
         ] {
-            history.push(search::hash_of(&p));
+            history.push(crate::mpc::game::hash(&p));
             let m = m.parse::<UciMove>().unwrap().to_move(&p).unwrap();
             p.play_unchecked(m);
         }
@@ -682,7 +719,7 @@ mod tests {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                history.push(search::hash_of(&p));
+                history.push(crate::mpc::game::hash(&p));
                 p.play_unchecked(moves[(seed % moves.len() as u64) as usize]);
             }
         }

@@ -16,10 +16,12 @@ use std::{
 };
 
 use shakmaty::{
-    Bitboard, Chess, Color, EnPassantMode, Move, MoveList, Position, Role,
+    Bitboard, Chess, Color, Move, MoveList, Position, Role,
     attacks::{self, pawn_attacks},
     zobrist::{Zobrist64, ZobristValue},
 };
+
+use crate::mpc::game::{self, hash_after};
 
 use super::{
     eval::{evaluate, see_value},
@@ -55,19 +57,6 @@ fn lmr_table() -> &'static [[u8; 64]; 64] {
         }
         t
     })
-}
-
-/// The hash of `pos` as the game history records it.
-pub fn hash_of(pos: &Chess) -> u64 {
-    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
-}
-
-/// The hash after `m`, incrementally when shakmaty can.
-fn hash_after(pos: &Chess, hash: u64, m: Move, child: &Chess) -> u64 {
-    match pos.update_zobrist_hash::<Zobrist64>(Zobrist64(hash), m, EnPassantMode::Legal) {
-        Some(h) => h.0,
-        None => hash_of(child),
-    }
 }
 
 /// Converts a search score to UCI terms: `Ok(cp)` or `Err(mate in moves)`.
@@ -422,7 +411,7 @@ impl<'a> Search<'a> {
         {
             let r = 3 + depth / 6 + ((static_eval - beta) / 200).min(2);
             let null_hash = if pos.maybe_ep_square().is_some() {
-                hash_of(&null)
+                game::hash(&null)
             } else {
                 hash ^ Zobrist64::zobrist_for_white_turn().0
             };
@@ -963,25 +952,6 @@ mod tests {
         assert_eq!(score_from_tt(score_to_tt(s, 3), 3), s);
         assert_eq!(score_to_tt(s, 3), MATE - 2);
         assert_eq!(score_from_tt(score_to_tt(-s, 7), 7), -s);
-    }
-
-    #[test]
-    fn incremental_hash_matches_full() {
-        let mut p = pos("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
-        let mut h = hash_of(&p);
-        // A few plies through every kind of move the position has.
-        for _ in 0..6 {
-            for m in p.legal_moves() {
-                let mut c = p.clone();
-                c.play_unchecked(m);
-                assert_eq!(hash_after(&p, h, m, &c), hash_of(&c), "{m:?}");
-            }
-            let m = p.legal_moves()[3];
-            let mut c = p.clone();
-            c.play_unchecked(m);
-            h = hash_after(&p, h, m, &c);
-            p = c;
-        }
     }
 
     #[test]

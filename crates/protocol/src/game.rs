@@ -13,8 +13,6 @@ use shakmaty::{
     zobrist::Zobrist64,
 };
 
-use crate::mpc::score::Value;
-
 /// Why a position ends the game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Terminal {
@@ -24,16 +22,6 @@ pub enum Terminal {
     InsufficientMaterial,
     FiftyMoves,
     Threefold,
-}
-
-impl Terminal {
-    /// The game's value from the side to move.
-    pub fn value(self) -> Value {
-        match self {
-            Terminal::Checkmate => Value::MATED,
-            _ => Value::DRAW,
-        }
-    }
 }
 
 /// A FEN that cannot start a game, with the reason.
@@ -71,9 +59,23 @@ pub struct Game {
     castling: CastlingMode,
 }
 
-/// The repetition hash of a position.
+/// The repetition hash of a position: shakmaty's `Zobrist64` with
+/// `EnPassantMode::Legal`. The one key: the built-in engine's search
+/// hashes its nodes with it, so its repetition checks see the game's
+/// history.
+#[inline]
 pub fn hash(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+/// The [`hash`] of `after`, the position `m` leads to from `pos` (whose
+/// hash is `hash`): incrementally when shakmaty can.
+#[inline]
+pub fn hash_after(pos: &Chess, hash: u64, m: Move, after: &Chess) -> u64 {
+    match pos.update_zobrist_hash::<Zobrist64>(Zobrist64(hash), m, EnPassantMode::Legal) {
+        Some(h) => h.0,
+        None => self::hash(after),
+    }
 }
 
 impl Default for Game {
@@ -237,8 +239,6 @@ mod tests {
         for (fen, want) in cases {
             assert_eq!(game(fen, "").terminal_now(), want, "{fen}");
         }
-        assert_eq!(Terminal::Checkmate.value(), Value::MATED);
-        assert_eq!(Terminal::Threefold.value(), Value::DRAW);
     }
 
     #[test]
@@ -263,5 +263,25 @@ mod tests {
         let g = game("7k/8/6K1/8/8/8/8/R7 w - - 99 80", "");
         let m = mv(&g, &[], "a1a8");
         assert_eq!(g.terminal_after(&[m]), Some(Terminal::Checkmate));
+    }
+
+    #[test]
+    fn incremental_hash_matches_full() {
+        let fen = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+        let (_, mut p) = position_from_fen(fen, CastlingMode::Standard).expect("test fen");
+        let mut h = hash(&p);
+        // A few plies through every kind of move the position has.
+        for _ in 0..6 {
+            for m in p.legal_moves() {
+                let mut c = p.clone();
+                c.play_unchecked(m);
+                assert_eq!(hash_after(&p, h, m, &c), hash(&c), "{m:?}");
+            }
+            let m = p.legal_moves()[3];
+            let mut c = p.clone();
+            c.play_unchecked(m);
+            h = hash_after(&p, h, m, &c);
+            p = c;
+        }
     }
 }

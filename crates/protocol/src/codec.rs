@@ -10,7 +10,7 @@
 //! `info string` and carry on with what was understood.
 //!
 //! ```
-//! use mpcmc::uci::codec::{EngineLine, ScoreKind, parse_engine_line};
+//! use mpcmc_protocol::{EngineLine, ScoreKind, parse_engine_line};
 //!
 //! let line = "info depth 20 score mate -3 wdl 0 0 1000 nodes 5 pv h7h8 g8h8";
 //! let Ok(EngineLine::Info(info)) = parse_engine_line(line) else { panic!("{line}") };
