@@ -6,7 +6,6 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-pub mod builtin;
 pub mod client;
 pub mod command;
 pub mod inprocess;
@@ -14,4 +13,6 @@ pub mod pool;
 
 pub use client::{ChildConfig, ChildError, Client};
 pub use command::EngineCommand;
+/// The built-in engine ([`mpcmc_builtin`]).
+pub use mpcmc_builtin as builtin;
 pub use pool::{Pool, PoolConfig};

@@ -446,7 +446,7 @@ mod tests {
 
     use super::*;
 
-    use crate::engine::builtin::test_position as pos;
+    use crate::test_position as pos;
 
     /// Mirroring the board and swapping colours leaves the score unchanged.
     #[test]

@@ -1,5 +1,6 @@
-//! The built-in engine: an alpha-beta searcher over shakmaty that lives in
-//! this crate, so mpcmc runs with nothing else installed.
+//! The built-in engine: an alpha-beta searcher over shakmaty, so mpcmc runs
+//! with nothing else installed. It knows the UCI protocol's types
+//! ([`mpcmc_protocol`]) and nothing of the meta-engine.
 //!
 //! One instance per worker: `Threads` instances search in parallel without a
 //! process. The same code answers `mpcmc engine`, the standalone UCI engine.
@@ -7,6 +8,11 @@
 //! The search lives in [`search`], the evaluation in [`eval`], the hash
 //! table in [`tt`]; this module turns [`Limits`] into a budget, runs the
 //! iterations and reports them.
+// A panic here would take the meta-engine down with it.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 use std::{
     sync::{Arc, atomic::AtomicBool},
@@ -23,7 +29,7 @@ use mpcmc_protocol::{Bound, Go, ScoreKind, UciScore};
 use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
 use self::search::{Budget, History, MAX_DEPTH, Search, clock_budget, uci_score};
-use crate::mpc::game::{FenError, position_from_fen};
+use mpcmc_protocol::game::{FenError, position_from_fen};
 
 /// What limits one search; `None`/`false` fields do not limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -152,7 +158,7 @@ impl Engine {
     }
 
     /// Searches on behalf of `root` (a game position, by its
-    /// [`crate::mpc::game::hash`]) begin: the first of them makes the
+    /// [`mpcmc_protocol::game::hash`]) begin: the first of them makes the
     /// table's older entries replaceable.
     pub fn age_table(&self, root: u64) {
         self.tt.new_search_at(root);
@@ -225,7 +231,7 @@ impl Engine {
             stop,
             budget,
             history,
-            crate::mpc::game::hash(root),
+            mpcmc_protocol::game::hash(root),
         );
         if root_moves.len() < root.legal_moves().len() {
             search.root_moves = Some(root_moves.clone());
@@ -406,7 +412,7 @@ mod tests {
 
     use super::*;
 
-    use crate::engine::builtin::test_position as pos;
+    use crate::test_position as pos;
 
     fn uci(m: Move) -> String {
         UciMove::from_standard(m).to_string()
@@ -510,7 +516,7 @@ mod tests {
                 break;
             }
             let out = engine.search(&p, &history, &limits, &stop, &mut |_| {});
-            history.push(crate::mpc::game::hash(&p));
+            history.push(mpcmc_protocol::game::hash(&p));
             p.play_unchecked(out.best.unwrap());
         }
         assert!(
@@ -657,7 +663,7 @@ mod tests {
         for m in [
             "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1", "h8g8", "d1c1", "g8h8", "c1d1",
         ] {
-            history.push(crate::mpc::game::hash(&p));
+            history.push(mpcmc_protocol::game::hash(&p));
             let m = m.parse::<UciMove>().unwrap().to_move(&p).unwrap();
             p.play_unchecked(m);
         }
@@ -719,7 +725,7 @@ mod tests {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                history.push(crate::mpc::game::hash(&p));
+                history.push(mpcmc_protocol::game::hash(&p));
                 p.play_unchecked(moves[(seed % moves.len() as u64) as usize]);
             }
         }

@@ -21,7 +21,7 @@ use shakmaty::{
     zobrist::{Zobrist64, ZobristValue},
 };
 
-use crate::mpc::game::{self, hash_after};
+use mpcmc_protocol::game::{self, hash_after};
 
 use super::{
     eval::{evaluate, see_value},
@@ -930,7 +930,7 @@ mod tests {
 
     use super::*;
 
-    use crate::engine::builtin::test_position as pos;
+    use crate::test_position as pos;
 
     fn mv(p: &Chess, uci: &str) -> Move {
         uci.parse::<UciMove>().unwrap().to_move(p).unwrap()
