@@ -23,7 +23,7 @@ use crate::{
         inprocess::StopOnDrop,
     },
     mpc::Game,
-    uci::{output::Output, time::move_time},
+    uci::output::Output,
 };
 
 /// Everything one `go` of the standalone engine needs.
@@ -66,6 +66,7 @@ pub async fn search(req: &BuiltinGo) -> Option<builtin::Outcome> {
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = stop.0.clone();
     let mut limits = Limits::from_go(&req.go, pos.turn(), req.overhead);
+    let limits_clock = limits.clock;
     for uci in &req.go.searchmoves {
         match uci.to_move(&pos) {
             Ok(m) => limits.searchmoves.push(m),
@@ -115,7 +116,9 @@ pub async fn search(req: &BuiltinGo) -> Option<builtin::Outcome> {
             }
             _ = req.ponderhit.cancelled(), if req.go.ponder && !released => {
                 released = true;
-                clock = move_time(&req.go, pos.turn(), req.overhead).map(|t| Instant::now() + t.soft);
+                // The clock starts now; the search, under way since `go
+                // ponder`, stops at the engine's own limit for a move.
+                clock = limits_clock.map(|c| Instant::now() + c.move_budget());
             }
             _ = tokio::time::sleep_until(clock.unwrap_or(far).into()), if clock.is_some() => {
                 flag.store(true, Ordering::Relaxed);

@@ -93,6 +93,14 @@ pub struct Clock {
     pub movestogo: Option<u32>,
 }
 
+impl Clock {
+    /// The most a move may take on this clock: the engine's one time rule
+    /// (a search starts no iteration past half of it).
+    pub fn move_budget(&self) -> Duration {
+        clock_budget(self.time, self.inc, self.movestogo)
+    }
+}
+
 /// One completed iteration, as an `info` line reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Progress {
@@ -317,7 +325,7 @@ fn budget(limits: &Limits, started: Instant, root_moves: usize) -> Budget {
             hard = Some(started + t);
         }
         if let Some(c) = limits.clock {
-            let b = clock_budget(c.time, c.inc, c.movestogo);
+            let b = c.move_budget();
             let deadline = started + b;
             hard = Some(hard.map_or(deadline, |h: Instant| h.min(deadline)));
             // The next iteration takes longer than all before it: do not
