@@ -25,7 +25,7 @@ use std::{collections::HashSet, path::PathBuf, sync::Arc, time::Instant};
 use anyhow::{Context, bail};
 use clap::Parser;
 use mpcmc::{
-    engine::{ChildConfig, Client, client::QUIT_TIMEOUT},
+    children::{ChildConfig, Client, client::QUIT_TIMEOUT},
     mpc::{ChildLimit, Game, Query, Role},
     protocol::ScoreKind,
 };

@@ -39,7 +39,7 @@ use std::{
 use anyhow::{Context, bail};
 use clap::{ArgGroup, Parser};
 use mpcmc::{
-    engine::{ChildConfig, ChildError, Client, client::QUIT_TIMEOUT},
+    children::{ChildConfig, ChildError, Client, client::QUIT_TIMEOUT},
     mpc::{ChildLimit, Game, Query, Report, Role, Terminal},
     protocol::ScoreKind,
     uci::options::parse_child_options,

@@ -18,7 +18,7 @@ use std::{collections::HashMap, sync::Arc};
 
 use clap::Parser;
 use mpcmc::{
-    engine::Pool,
+    children::Pool,
     mpc::{ChildLimit, Game, Lookahead, Settings, decide},
     uci::options::Options,
 };

@@ -16,7 +16,7 @@ use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    engine::Pool,
+    children::Pool,
     mpc::{
         ChildLimit, Game,
         budget::{ROOT_SHARE, node_rounds},

@@ -3,14 +3,46 @@
 //!
 //! - [`protocol`] is the UCI codec (the `mpcmc-protocol` crate).
 //! - [`uci`] faces the GUI: options, time, the session.
-//! - [`engine`] faces the children: processes, the UCI client, the pool.
+//! - [`children`] faces the child engines: processes, the UCI client, the
+//!   built-in engine in process, the pool.
 //! - [`mpc`] is the decision logic, knowing children only through a trait.
 
 pub mod bench;
-pub mod engine;
+pub mod children;
 pub mod log;
 pub mod mpc;
 pub mod uci;
 
 /// The UCI codec ([`mpcmc_protocol`]), for examples and tests.
 pub use mpcmc_protocol as protocol;
+
+#[cfg(test)]
+mod tests {
+    /// Inside this crate the arrows run one way (the crates under `crates/`
+    /// are kept apart by cargo): the decision core knows neither the child
+    /// side nor the GUI side, and the child side not the GUI side.
+    #[test]
+    fn modules_depend_one_way() {
+        // Paths as written in `use crate::…` and inside `use crate::{…}`.
+        let rules = [
+            (
+                "src/mpc",
+                ["children::", "crate::uci", "\n    uci::", "bench::"],
+            ),
+            (
+                "src/children",
+                ["crate::uci", "\n    uci::", "bench::", "mpc::lookahead"],
+            ),
+        ];
+        for (dir, forbidden) in rules {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            for entry in std::fs::read_dir(&dir).expect("source dir") {
+                let path = entry.expect("entry").path();
+                let text = std::fs::read_to_string(&path).expect("source");
+                for f in forbidden {
+                    assert!(!text.contains(f), "{} uses {f}", path.display());
+                }
+            }
+        }
+    }
+}

@@ -102,9 +102,9 @@ fn main() -> anyhow::Result<()> {
             action: Some(EngineAction::Bench { depth }),
         }) => {
             let mut out = io::stdout().lock();
-            for (i, fen) in mpcmc::engine::builtin::BENCH_FENS.iter().enumerate() {
-                let (nodes, time) = mpcmc::engine::builtin::bench_position(fen, depth)
-                    .map_err(anyhow::Error::msg)?;
+            for (i, fen) in mpcmc_builtin::BENCH_FENS.iter().enumerate() {
+                let (nodes, time) =
+                    mpcmc_builtin::bench_position(fen, depth).map_err(anyhow::Error::msg)?;
                 writeln!(
                     out,
                     "{:>2} depth {depth} nodes {nodes:>9} time {:>7.1} ms nps {:>9.0}  {fen}",
@@ -113,7 +113,7 @@ fn main() -> anyhow::Result<()> {
                     nodes as f64 / time.as_secs_f64().max(1e-9)
                 )?;
             }
-            let (nodes, time) = mpcmc::engine::builtin::bench(depth);
+            let (nodes, time) = mpcmc_builtin::bench(depth);
             writeln!(
                 out,
                 "all depth {depth} nodes {nodes} time {:.1} ms nps {:.0}",

@@ -12,7 +12,7 @@ use std::{
 };
 
 use mpcmc::{
-    engine::{
+    children::{
         ChildConfig, ChildError, Client, Pool, PoolConfig,
         client::{HANDSHAKE_TIMEOUT, STOP_TIMEOUT, stall_deadline},
     },

@@ -9,7 +9,7 @@ use std::{sync::Arc, time::Duration};
 
 use common::{Engine, stockfish};
 use mpcmc::{
-    engine::{ChildConfig, Client},
+    children::{ChildConfig, Client},
     mpc::{ChildLimit, Game, Query, Role, Value},
 };
 use shakmaty::{CastlingMode, Move, Position, uci::UciMove};

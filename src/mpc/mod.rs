@@ -2,7 +2,7 @@
 //!
 //! This module knows child engines only through [`Children`]: ask a child, in a
 //! given [`Role`], to search a position reached from the game, and get a
-//! [`Report`] back. Processes and pipes live in `engine/`; the GUI side in
+//! [`Report`] back. Processes and pipes live in `children/`; the GUI side in
 //! `uci/`. That keeps the decision logic testable in-process.
 
 pub mod budget;

@@ -13,18 +13,12 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mpcmc_builtin::{self as builtin, Limits, Progress};
 use mpcmc_protocol::{Go, Info};
 use shakmaty::{Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    engine::{
-        builtin::{self, Limits, Progress},
-        inprocess::StopOnDrop,
-    },
-    mpc::Game,
-    uci::output::Output,
-};
+use crate::{children::inprocess::StopOnDrop, mpc::Game, uci::output::Output};
 
 /// Everything one `go` of the standalone engine needs.
 pub struct BuiltinGo {

@@ -9,7 +9,7 @@ use mpcmc_protocol::{EMPTY, OptionSpec, OptionType};
 use shakmaty::CastlingMode;
 
 use crate::{
-    engine::{ChildConfig, PoolConfig, inprocess::BUILTIN},
+    children::{ChildConfig, PoolConfig, inprocess::BUILTIN},
     mpc::{Lookahead, Settings},
 };
 

@@ -19,12 +19,13 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mpcmc_builtin as builtin;
 use mpcmc_protocol::{Go, Info};
 use shakmaty::{Color, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    engine::{Pool, builtin},
+    children::Pool,
     mpc::{
         ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Role, Rule, Settings,
         Value,
@@ -471,7 +472,7 @@ impl Search {
                 r = &mut search => break r,
                 _ = tokio::time::sleep_until(grace.unwrap_or(deadline).into()) => {
                     if grace.is_some() {
-                        break Err(crate::engine::ChildError::Cancelled);
+                        break Err(crate::children::ChildError::Cancelled);
                     }
                     cancel.cancel();
                     grace = Some(Instant::now() + CANCEL_GRACE);

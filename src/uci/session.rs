@@ -13,6 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mpcmc_builtin as builtin;
 use mpcmc_protocol::{GuiCommand, ParseError, Parsed, StartPosition, parse_gui_line};
 use shakmaty::{
     CastlingMode, Chess, EnPassantMode, Position, PositionError, PositionErrorKinds, fen::Fen,
@@ -22,7 +23,7 @@ use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    engine::{Pool, PoolConfig, builtin},
+    children::{Pool, PoolConfig},
     mpc::{Game, rounds::Noise},
     uci::{
         builtin_go::{self, BuiltinGo},

@@ -21,11 +21,10 @@ use std::{
 use shakmaty::Position;
 use tokio_util::sync::CancellationToken;
 
+use mpcmc_builtin::{self as builtin, Limits, TranspositionTable};
+
 use crate::{
-    engine::{
-        builtin::{self, Limits, TranspositionTable},
-        client::{ChildConfig, ChildError, STOP_TIMEOUT},
-    },
+    children::client::{ChildConfig, ChildError, STOP_TIMEOUT},
     mpc::{Query, Report, Value, game::hash},
 };
 

@@ -18,6 +18,7 @@ use std::{
     time::Duration,
 };
 
+use mpcmc_builtin::TranspositionTable;
 use shakmaty::Position;
 use tokio::{
     sync::{Notify, oneshot, watch},
@@ -26,8 +27,7 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    engine::{
-        builtin::TranspositionTable,
+    children::{
         client::{ChildConfig, ChildError, Client, QUIT_TIMEOUT},
         inprocess::{InProcess, is_builtin, shared_table},
     },

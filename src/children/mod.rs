@@ -13,6 +13,4 @@ pub mod pool;
 
 pub use client::{ChildConfig, ChildError, Client};
 pub use command::EngineCommand;
-/// The built-in engine ([`mpcmc_builtin`]).
-pub use mpcmc_builtin as builtin;
 pub use pool::{Pool, PoolConfig};

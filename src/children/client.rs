@@ -23,7 +23,7 @@ use mpcmc_protocol::{
 };
 
 use crate::{
-    engine::command::{CommandError, EngineCommand},
+    children::command::{CommandError, EngineCommand},
     mpc::{ChildLimit, Query, Report, Value},
 };
 
