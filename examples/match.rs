@@ -39,7 +39,7 @@ use std::{
 use anyhow::{Context, bail};
 use clap::{ArgGroup, Parser};
 use mpcmc::{
-    children::{ChildConfig, ChildError, Client, client::QUIT_TIMEOUT},
+    children::{ChildConfig, ChildError, Client, SearchError, client::QUIT_TIMEOUT},
     mpc::{ChildLimit, Game, Query, Report, Role, Terminal},
     protocol::ScoreKind,
     uci::options::parse_child_options,
@@ -462,7 +462,7 @@ async fn play_game(setup: &Setup, index: usize) -> anyhow::Result<Record> {
         };
         let fault = fault.or_else(|| match &answer {
             Ok(_) => None,
-            Err(e @ ChildError::BadAnswer { .. }) => Some((
+            Err(e @ SearchError::Child(ChildError::BadAnswer { .. })) => Some((
                 Fault::Illegal,
                 format!("{} loses by an illegal move: {e}", colour_name(mover)),
             )),

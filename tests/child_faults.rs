@@ -13,7 +13,7 @@ use std::{
 
 use mpcmc::{
     children::{
-        ChildConfig, ChildError, Client, Pool, PoolConfig,
+        ChildConfig, ChildError, Client, Pool, PoolConfig, SearchError,
         client::{HANDSHAKE_TIMEOUT, STOP_TIMEOUT, stall_deadline},
     },
     mpc::{ChildLimit, Children, Game, Query, Report, Role, Value},
@@ -158,8 +158,16 @@ async fn spawn(command: String, label: &str) -> Client {
     }
 }
 
-fn report_of(result: Result<Report, ChildError>) -> Report {
+fn report_of(result: Result<Report, SearchError>) -> Report {
     result.unwrap_or_else(|e| panic!("the search failed: {e}"))
+}
+
+/// A search's failure, which must be the child's fault (not a cancel).
+fn child_fault(e: SearchError) -> ChildError {
+    match e {
+        SearchError::Child(e) => e,
+        other => panic!("expected a child's fault, got {other:?}"),
+    }
 }
 
 /// The state (`R`, `S`, `Z`, …) of process `pid` if it is a child of this test
@@ -213,6 +221,7 @@ async fn crash_on_go_is_died_with_the_exit_status() {
             &CancellationToken::new(),
         )
         .await
+        .map_err(child_fault)
         .expect_err("a child that exits on go cannot answer");
     let message = err.to_string();
     match &err {
@@ -243,6 +252,7 @@ async fn stall_after_go_is_stalled_by_the_deadline() {
     let err = client
         .search(&startpos_query(limit), &CancellationToken::new())
         .await
+        .map_err(child_fault)
         .expect_err("a child that never answers go cannot answer");
     let took = started.elapsed();
     let message = err.to_string();
@@ -315,6 +325,7 @@ async fn cancel_of_a_child_ignoring_stop_is_stalled_after_stop_timeout() {
     let err = client
         .search(&q, &cancel)
         .await
+        .map_err(child_fault)
         .expect_err("a child that ignores stop cannot answer");
     let took = started.elapsed();
     match &err {
@@ -379,6 +390,7 @@ async fn illegal_bestmove_is_a_bad_answer() {
             &CancellationToken::new(),
         )
         .await
+        .map_err(child_fault)
         .expect_err("a1a1 is no move");
     let message = err.to_string();
     match &err {
@@ -410,6 +422,7 @@ async fn none_bestmove_with_legal_moves_is_a_bad_answer() {
             &CancellationToken::new(),
         )
         .await
+        .map_err(child_fault)
         .expect_err("(none) with legal moves is no answer");
     let message = err.to_string();
     match &err {
@@ -558,6 +571,7 @@ async fn pool_retries_a_crashed_child_once_then_fails() {
             CancellationToken::new(),
         )
         .await
+        .map_err(child_fault)
         .expect_err("both children crash on go");
     match &err {
         ChildError::Died { engine, status, .. } => {
@@ -599,6 +613,7 @@ async fn pool_serves_the_other_role_while_one_keeps_crashing() {
         let err = pool
             .search(evaluator.clone(), CancellationToken::new())
             .await
+            .map_err(child_fault)
             .expect_err("the evaluator crashes on go");
         assert!(
             matches!(&err, ChildError::Died { engine, .. } if engine.contains("evaluator 1")),

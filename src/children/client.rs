@@ -67,10 +67,18 @@ pub enum ChildError {
         fen: String,
         reason: String,
     },
-    #[error("the search was cancelled before it started")]
+}
+
+/// Why a search brought no report: the asker's own doing (it cancelled,
+/// or shut the pool down), or a child's fault.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("the search was cancelled before it had a move")]
     Cancelled,
     #[error("the engine pool is shut down")]
     PoolClosed,
+    #[error(transparent)]
+    Child(#[from] ChildError),
 }
 
 impl ChildError {
@@ -103,13 +111,20 @@ impl ChildError {
     }
 }
 
-impl crate::mpc::ChildFault for ChildError {
+impl SearchError {
+    /// Whether the child that failed must be restarted.
+    pub fn needs_restart(&self) -> bool {
+        matches!(self, SearchError::Child(e) if e.needs_restart())
+    }
+}
+
+impl crate::mpc::ChildFault for SearchError {
     fn is_stall(&self) -> bool {
-        matches!(self, ChildError::Stalled { .. })
+        matches!(self, SearchError::Child(ChildError::Stalled { .. }))
     }
 
     fn is_cancelled(&self) -> bool {
-        matches!(self, ChildError::Cancelled | ChildError::PoolClosed)
+        matches!(self, SearchError::Cancelled | SearchError::PoolClosed)
     }
 }
 
@@ -294,7 +309,7 @@ impl Client {
         &mut self,
         query: &Query,
         cancel: &CancellationToken,
-    ) -> Result<Report, ChildError> {
+    ) -> Result<Report, SearchError> {
         self.settle().await?;
         let started = Instant::now();
         if self.clear_hash {
@@ -347,7 +362,7 @@ impl Client {
                 // was cut before it had one; the child is fine.
                 EngineLine::BestMove { best: None, .. } if stopped => {
                     self.searching = false;
-                    return Err(ChildError::Cancelled);
+                    return Err(SearchError::Cancelled);
                 }
                 EngineLine::BestMove { best, .. } => {
                     self.searching = false;

@@ -2,7 +2,7 @@
 //!
 //! `Evaluator=builtin` gives every pool worker its own [`builtin::Engine`]; a
 //! search runs on a blocking thread and is stopped through a flag. It answers
-//! like a process child ([`Report`], [`ChildError`]), so the pool and the
+//! like a process child ([`Report`], [`SearchError`]), so the pool and the
 //! decision core cannot tell the two apart.
 //!
 //! Children that keep their hash (`ClearHash=false`) share one hash table
@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use mpcmc_builtin::{self as builtin, Limits, TranspositionTable};
 
 use crate::{
-    children::client::{ChildConfig, ChildError, STOP_TIMEOUT},
+    children::client::{ChildConfig, ChildError, STOP_TIMEOUT, SearchError},
     mpc::{Query, Report, Value, game::hash},
 };
 
@@ -110,7 +110,7 @@ impl InProcess {
         &mut self,
         query: &Query,
         cancel: &CancellationToken,
-    ) -> Result<Report, ChildError> {
+    ) -> Result<Report, SearchError> {
         let root = query.position();
         // The positions before the root: the game's (its last is the current
         // position), then the line's; the root itself is not history.
@@ -169,33 +169,33 @@ impl InProcess {
                 stop.0.store(true, Ordering::Relaxed);
                 match tokio::time::timeout(STOP_TIMEOUT, &mut task).await {
                     Ok(joined) => joined,
-                    Err(_) => return Err(self.stalled(started)),
+                    Err(_) => return Err(self.stalled(started).into()),
                 }
             }
         };
         let elapsed = started.elapsed();
         let outcome = match joined.map_err(|e| e.to_string()).flatten() {
             Ok(Some(outcome)) => outcome,
-            Ok(None) => return Err(self.stalled(started)),
+            Ok(None) => return Err(self.stalled(started).into()),
             Err(status) => {
-                return Err(ChildError::Died {
+                return Err(SearchError::Child(ChildError::Died {
                     engine: label,
                     doing: "searching".to_owned(),
                     status,
-                });
+                }));
             }
         };
         let Some(best) = outcome.best.filter(|m| root.is_legal(*m)) else {
             if stopped {
-                return Err(ChildError::Cancelled);
+                return Err(SearchError::Cancelled);
             }
-            return Err(ChildError::BadAnswer {
+            return Err(SearchError::Child(ChildError::BadAnswer {
                 engine: label,
                 line: format!("{:?}", outcome.best),
                 fen: shakmaty::fen::Fen::from_position(&root, shakmaty::EnPassantMode::Legal)
                     .to_string(),
                 reason: "no legal move in a position with legal moves".to_owned(),
-            });
+            }));
         };
         Ok(Report {
             best,

@@ -11,6 +11,6 @@ pub mod command;
 pub mod inprocess;
 pub mod pool;
 
-pub use client::{ChildConfig, ChildError, Client};
+pub use client::{ChildConfig, ChildError, Client, SearchError};
 pub use command::EngineCommand;
 pub use pool::{Pool, PoolConfig};

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     children::{
-        client::{ChildConfig, ChildError, Client, QUIT_TIMEOUT},
+        client::{ChildConfig, ChildError, Client, QUIT_TIMEOUT, SearchError},
         inprocess::{InProcess, is_builtin, shared_table},
     },
     mpc::{ChildLimit, Children, Query, Report, Role, game},
@@ -59,7 +59,7 @@ impl PoolConfig {
 struct Job {
     query: Query,
     cancel: CancellationToken,
-    reply: oneshot::Sender<Result<Report, ChildError>>,
+    reply: oneshot::Sender<Result<Report, SearchError>>,
     /// The worker (0-based) whose children should search it.
     prefer: usize,
     /// The position it searches ([`game::hash`]).
@@ -171,7 +171,7 @@ impl Queue {
         &self,
         query: Query,
         cancel: CancellationToken,
-        reply: oneshot::Sender<Result<Report, ChildError>>,
+        reply: oneshot::Sender<Result<Report, SearchError>>,
     ) -> Result<(), ()> {
         {
             let Ok(mut w) = self.waiting.lock() else {
@@ -450,14 +450,14 @@ impl Drop for Pool {
 }
 
 impl Children for Pool {
-    type Error = ChildError;
+    type Error = SearchError;
 
-    async fn search(&self, query: Query, cancel: CancellationToken) -> Result<Report, ChildError> {
+    async fn search(&self, query: Query, cancel: CancellationToken) -> Result<Report, SearchError> {
         let (reply, answer) = oneshot::channel();
         self.queue
             .push(query.clone(), cancel, reply)
-            .map_err(|()| ChildError::PoolClosed)?;
-        let result = answer.await.unwrap_or(Err(ChildError::PoolClosed));
+            .map_err(|()| SearchError::PoolClosed)?;
+        let result = answer.await.unwrap_or(Err(SearchError::PoolClosed));
         if let Ok(report) = &result {
             self.measure(&query, report);
         }
@@ -541,7 +541,7 @@ impl Child {
         &mut self,
         query: &Query,
         cancel: &CancellationToken,
-    ) -> Result<Report, ChildError> {
+    ) -> Result<Report, SearchError> {
         match self {
             Child::Process(client) => client.search(query, cancel).await,
             Child::Builtin(engine) => engine.search(query, cancel).await,
@@ -601,14 +601,14 @@ impl Worker {
                 break;
             };
             if asked_cancel.is_cancelled() || reply.is_closed() || self.closing.is_cancelled() {
-                let _ = reply.send(Err(ChildError::Cancelled));
+                let _ = reply.send(Err(SearchError::Cancelled));
                 continue;
             }
             // The search stops when the asker cancels, stops waiting (its
             // future was dropped), or the pool closes.
             let cancel = CancellationToken::new();
             let (closing, n) = (self.closing.clone(), self.n);
-            let mut result = Err(ChildError::Cancelled);
+            let mut result = Err(SearchError::Cancelled);
             for attempt in 0..2 {
                 let search = self.search(&query, &cancel);
                 tokio::pin!(search);
@@ -624,9 +624,11 @@ impl Worker {
                 // a stall is not: it already cost a whole deadline, and the
                 // decision goes on without it.
                 match &result {
-                    Err(e @ (ChildError::Died { .. } | ChildError::BadAnswer { .. }))
-                        if attempt == 0 && !cancel.is_cancelled() =>
-                    {
+                    Err(
+                        e @ SearchError::Child(
+                            ChildError::Died { .. } | ChildError::BadAnswer { .. },
+                        ),
+                    ) if attempt == 0 && !cancel.is_cancelled() => {
                         tracing::warn!("worker {n}: {e}; restarting the child and trying again");
                     }
                     _ => break,
@@ -650,7 +652,7 @@ impl Worker {
         &mut self,
         query: &Query,
         cancel: &CancellationToken,
-    ) -> Result<Report, ChildError> {
+    ) -> Result<Report, SearchError> {
         self.catch_up_with_new_games().await;
         let client = self.client(query.role).await?;
         let result = client.search(query, cancel).await;
@@ -704,13 +706,11 @@ impl Worker {
         let label = format!("{label} {}", self.n);
         let table = self.tables.of(role);
         let slot = self.slot(role);
-        if slot.is_none() {
-            *slot = Some(Child::start(&config, label, table).await?);
-        }
-        match slot {
-            Some(client) => Ok(client),
-            None => Err(ChildError::PoolClosed),
-        }
+        let child = match slot.take() {
+            Some(child) => child,
+            None => Child::start(&config, label, table).await?,
+        };
+        Ok(self.slot(role).insert(child))
     }
 }
 
@@ -735,7 +735,7 @@ mod tests {
         query: Query,
     ) -> (
         Result<(), ()>,
-        oneshot::Receiver<Result<Report, ChildError>>,
+        oneshot::Receiver<Result<Report, SearchError>>,
     ) {
         let (reply, rx) = oneshot::channel();
         (queue.push(query, CancellationToken::new(), reply), rx)

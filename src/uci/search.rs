@@ -472,7 +472,7 @@ impl Search {
                 r = &mut search => break r,
                 _ = tokio::time::sleep_until(grace.unwrap_or(deadline).into()) => {
                     if grace.is_some() {
-                        break Err(crate::children::ChildError::Cancelled);
+                        break Err(crate::children::SearchError::Cancelled);
                     }
                     cancel.cancel();
                     grace = Some(Instant::now() + CANCEL_GRACE);
