@@ -93,7 +93,7 @@ pub async fn search(req: &BuiltinGo) -> Option<builtin::Outcome> {
         if clear.swap(false, Ordering::Relaxed) {
             engine.clear();
         }
-        let mut report = |p: &Progress| out.line(info(p, castling, started).to_string());
+        let mut report = |p: &Progress| out.info(info(p, castling, started));
         Some(engine.search(&root, &history, &limits, &stop_flag, &mut report))
     });
 

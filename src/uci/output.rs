@@ -61,8 +61,13 @@ impl Output {
     /// Sends one line. Control characters in it (a NUL or an ESC echoed from
     /// bad input, a stray newline) are escaped, so a GUI always reads exactly
     /// one printable line.
-    pub fn line(&self, line: impl Into<String>) {
-        let _ = self.lines.send(printable(line.into()));
+    pub fn send(&self, line: &EngineLine) {
+        let _ = self.lines.send(printable(line.to_string()));
+    }
+
+    /// Sends an `info` line.
+    pub fn info(&self, info: Info) {
+        self.send(&EngineLine::Info(info));
     }
 
     /// The one `bestmove` of a `go`, in the game's castling notation. At a
@@ -89,21 +94,21 @@ impl Output {
                 }),
                 ..Info::default()
             };
-            self.line(info.to_string());
+            self.info(info);
         }
         let uci = |m: Move| UciMove::from_move(m, castling);
-        self.line(
-            EngineLine::BestMove {
-                best: best.map(uci),
-                ponder: ponder.map(uci),
-            }
-            .to_string(),
-        );
+        self.send(&EngineLine::BestMove {
+            best: best.map(uci),
+            ponder: ponder.map(uci),
+        });
     }
 
     /// `info string …`: diagnostics a GUI shows and logs.
     pub fn info_string(&self, text: impl std::fmt::Display) {
-        self.line(format!("info string {text}"));
+        self.info(Info {
+            string: Some(text.to_string()),
+            ..Info::default()
+        });
     }
 }
 
@@ -149,7 +154,10 @@ mod tests {
         let sink = Shared::default();
         let (out, writer) = Output::start(sink.clone()).expect("writer");
         out.info_string("bad \0 \x1b[31m red\r\nbestmove a2a3 \t é");
-        out.line("bestmove e2e4");
+        out.send(&EngineLine::BestMove {
+            best: Some("e2e4".parse().expect("move")),
+            ponder: None,
+        });
         drop(out);
         assert!(writer.wait(std::time::Duration::from_secs(5)));
         let text = String::from_utf8(sink.0.lock().expect("sink").clone()).expect("utf-8");

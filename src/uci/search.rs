@@ -618,7 +618,11 @@ impl Search {
         let debug = self.req.debug;
         let mut on_candidate = |c: &crate::mpc::Candidate, done: usize| {
             let mv = UciMove::from_move(c.mv, castling);
-            out.line(format!("info currmove {mv} currmovenumber {done}"));
+            out.info(Info {
+                currmove: Some(mv),
+                currmovenumber: u32::try_from(done).ok(),
+                ..Info::default()
+            });
             if debug {
                 let reply = c.reply.map(|r| UciMove::from_move(r, castling).to_string());
                 let what = match (c.value, &c.failure) {
@@ -653,7 +657,7 @@ impl Search {
                     .collect(),
                 ..Info::default()
             };
-            out.line(info.to_string());
+            out.info(info);
         };
         let pool = self.req.pool.clone();
         let noise = self.req.noise.clone();
@@ -746,7 +750,7 @@ impl Search {
             pv: d.pv.iter().map(|m| self.uci(*m)).collect(),
             ..Info::default()
         };
-        self.req.out.line(info.to_string());
+        self.req.out.info(info);
 
         let show = |c: Option<(Move, Value)>| match c {
             Some((m, v)) => format!("{} {v}", self.uci(m)),

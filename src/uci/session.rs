@@ -14,7 +14,7 @@ use std::{
 };
 
 use mpcmc_builtin as builtin;
-use mpcmc_protocol::{GuiCommand, ParseError, Parsed, StartPosition, parse_gui_line};
+use mpcmc_protocol::{EngineLine, GuiCommand, ParseError, Parsed, StartPosition, parse_gui_line};
 use shakmaty::{
     CastlingMode, Chess, EnPassantMode, Position, PositionError, PositionErrorKinds, fen::Fen,
     uci::UciMove,
@@ -204,9 +204,12 @@ impl Session {
                     None => "mpcmc",
                     Some(_) => "mpcmc-builtin",
                 };
+                self.out.send(&EngineLine::IdName(format!(
+                    "{name} {}",
+                    env!("CARGO_PKG_VERSION")
+                )));
                 self.out
-                    .line(format!("id name {name} {}", env!("CARGO_PKG_VERSION")));
-                self.out.line("id author the mpcmc developers");
+                    .send(&EngineLine::IdAuthor("the mpcmc developers".to_owned()));
                 for spec in Options::specs(self.standalone.is_some()) {
                     let spec = match spec.name.as_str() {
                         // Show the evaluator actually configured as its default.
@@ -218,9 +221,9 @@ impl Session {
                         },
                         _ => spec,
                     };
-                    self.out.line(spec.to_string());
+                    self.out.send(&EngineLine::Option(spec));
                 }
-                self.out.line("uciok");
+                self.out.send(&EngineLine::UciOk);
             }
             GuiCommand::Debug(on) => self.debug = on,
             GuiCommand::IsReady => {
@@ -240,7 +243,7 @@ impl Session {
                         "child engines still starting after {READY_WAIT:?}; they are used once up"
                     ));
                 }
-                self.out.line("readyok");
+                self.out.send(&EngineLine::ReadyOk);
             }
             GuiCommand::SetOption { name, value } => {
                 let declared = self.standalone.is_none() || Options::standalone_declares(&name);
