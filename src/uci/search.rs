@@ -46,7 +46,7 @@ use crate::{
 };
 
 /// Per-call nodes for a bare `go` (no limit at all).
-pub const BARE_GO_NODES: u64 = 10_000;
+pub const BARE_GO_CALL_NODES: u64 = 10_000;
 /// Per-call nodes of the first pass under `go infinite`; each pass doubles it.
 const FIRST_PASS_NODES: u64 = 1_000;
 /// How long the built-in fallback searches when the GUI wants the move now
@@ -146,7 +146,7 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
     }
     match move_time(go, us, overhead) {
         Some(time) => Plan::Timed(time),
-        None => pass(ChildLimit::Nodes(BARE_GO_NODES)),
+        None => pass(ChildLimit::Nodes(BARE_GO_CALL_NODES)),
     }
 }
 
