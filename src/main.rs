@@ -7,10 +7,9 @@ use anyhow::Context;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use mpcmc::{
     bench,
-    protocol::OptionType,
+    protocol::{OptionType, output::Output},
     uci::{
         options::{Options, flag_name, names},
-        output::Output,
         session::{Mode, Session, spawn_reader},
     },
 };

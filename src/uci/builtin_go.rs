@@ -18,7 +18,9 @@ use mpcmc_protocol::{Go, Info};
 use shakmaty::{Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
-use crate::{children::inprocess::StopOnDrop, mpc::Game, uci::output::Output};
+use mpcmc_protocol::output::Output;
+
+use crate::{children::inprocess::StopOnDrop, mpc::Game};
 
 /// Everything one `go` of the standalone engine needs.
 pub struct BuiltinGo {

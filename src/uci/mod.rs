@@ -7,7 +7,6 @@
 
 pub mod builtin_go;
 pub mod options;
-pub mod output;
 pub mod search;
 pub mod session;
 pub mod time;

@@ -20,7 +20,7 @@ use std::{
 };
 
 use mpcmc_builtin as builtin;
-use mpcmc_protocol::{Go, Info};
+use mpcmc_protocol::{Go, Info, output::Output};
 use shakmaty::{Color, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
@@ -40,7 +40,6 @@ use crate::{
     uci::{
         builtin_go::{self, BuiltinGo},
         options::Options,
-        output::Output,
         time::{MoveTime, child_clock, flag_guard, move_time},
     },
 };

@@ -14,7 +14,9 @@ use std::{
 };
 
 use mpcmc_builtin as builtin;
-use mpcmc_protocol::{EngineLine, GuiCommand, ParseError, Parsed, StartPosition, parse_gui_line};
+use mpcmc_protocol::{
+    EngineLine, GuiCommand, ParseError, Parsed, StartPosition, output::Output, parse_gui_line,
+};
 use shakmaty::{
     CastlingMode, Chess, EnPassantMode, Position, PositionError, PositionErrorKinds, fen::Fen,
     uci::UciMove,
@@ -28,7 +30,6 @@ use crate::{
     uci::{
         builtin_go::{self, BuiltinGo},
         options::{OptionError, Options},
-        output::Output,
         search::{self, GoRequest},
     },
 };

@@ -1,13 +1,17 @@
 //! The UCI protocol for mpcmc: every line a GUI or an engine sends, parsed
-//! and written back, over shakmaty types. It depends on nothing else of
-//! mpcmc's: the built-in engine and the meta-engine both build on it.
+//! and written back, over shakmaty types ([`codec`]); the game a `position`
+//! command describes, with the rules that end it and the one Zobrist key
+//! ([`game`]); and the one writer of an engine's stdout ([`output`]). It
+//! depends on nothing else of mpcmc's: the built-in engine and the
+//! meta-engine both build on it.
 // What faces the wire never panics on what comes over it.
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod codec;
+pub mod codec;
 pub mod game;
+pub mod output;
 
 pub use codec::*;

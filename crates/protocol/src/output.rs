@@ -1,4 +1,4 @@
-//! The one writer of stdout.
+//! The one writer of a UCI engine's stdout.
 //!
 //! A thread owns stdout and writes whole lines in the order they were sent,
 //! flushing each (`writeln!`, never `println!`, which panics when the GUI has
@@ -8,7 +8,7 @@ use std::{io::Write, sync::mpsc, thread};
 
 use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
 
-use mpcmc_protocol::{Bound, EngineLine, Info, ScoreKind, UciScore};
+use crate::{Bound, EngineLine, Info, ScoreKind, UciScore};
 
 /// The end of the writer thread.
 pub struct Writer {
