@@ -166,7 +166,7 @@ impl Limit {
 
 /// One side of the match.
 #[derive(Debug, Clone)]
-struct Engine {
+struct Player {
     name: String,
     config: ChildConfig,
 }
@@ -212,7 +212,7 @@ fn load_openings(path: &PathBuf) -> anyhow::Result<Vec<Opening>> {
 /// Starts the engine once before the match: it must start, and must declare
 /// every option it is given (a typo would silently change the match). Returns
 /// the engine with `Hash` added and its `id name`.
-async fn probe(command: &str, options: &str, hash: u32, which: usize) -> anyhow::Result<Engine> {
+async fn probe(command: &str, options: &str, hash: u32, which: usize) -> anyhow::Result<Player> {
     let options =
         parse_child_options(options).map_err(|e| anyhow::anyhow!("--options{which}: want {e}"))?;
     let mut config = ChildConfig {
@@ -245,7 +245,7 @@ async fn probe(command: &str, options: &str, hash: u32, which: usize) -> anyhow:
     config.options.extend(options);
     let name = client.name.clone().unwrap_or_else(|| command.to_owned());
     client.quit(QUIT_TIMEOUT).await;
-    Ok(Engine { name, config })
+    Ok(Player { name, config })
 }
 
 /// How a game ended badly for one engine (index 0 = engine1).
@@ -322,7 +322,7 @@ fn colour_name(c: Color) -> &'static str {
 }
 
 struct Setup {
-    engines: [Engine; 2],
+    engines: [Player; 2],
     openings: Vec<Opening>,
     limit: Limit,
     max_plies: usize,

@@ -5,14 +5,14 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Engine, assert_legal, position};
+use common::{Mpcmc, assert_legal, position};
 use shakmaty::Chess;
 
 const SECOND: Duration = Duration::from_secs(1);
 
 #[test]
 fn handshake_options_and_bad_input() {
-    let mut e = Engine::builtin(&[]);
+    let mut e = Mpcmc::builtin(&[]);
     let lines = e.handshake();
     assert!(
         lines.iter().any(|l| l.starts_with("id name mpcmc-builtin")),
@@ -54,7 +54,7 @@ fn handshake_options_and_bad_input() {
 
 #[test]
 fn infinite_stop_and_isready_mid_search() {
-    let mut e = Engine::builtin(&[]);
+    let mut e = Mpcmc::builtin(&[]);
     e.handshake();
     e.send("position startpos");
     e.send("go infinite");
@@ -92,7 +92,7 @@ fn infinite_stop_and_isready_mid_search() {
 
 #[test]
 fn every_go_limit_and_finished_roots() {
-    let mut e = Engine::builtin(&[]);
+    let mut e = Mpcmc::builtin(&[]);
     e.handshake();
     e.send("position startpos moves d2d4");
     for go in [
@@ -130,7 +130,7 @@ fn every_go_limit_and_finished_roots() {
 
 #[test]
 fn finds_mates_in_one_and_two() {
-    let mut e = Engine::builtin(&[]);
+    let mut e = Mpcmc::builtin(&[]);
     e.handshake();
     e.send("position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1");
     e.send("go depth 4");
@@ -153,7 +153,7 @@ fn finds_mates_in_one_and_two() {
 
 #[test]
 fn never_loses_on_time_at_one_second_plus_ten_ms() {
-    let mut e = Engine::builtin(&[]);
+    let mut e = Mpcmc::builtin(&[]);
     e.handshake();
     e.play_clock_game(1000, 10, 60);
     e.close_stdin();
@@ -163,7 +163,7 @@ fn never_loses_on_time_at_one_second_plus_ten_ms() {
 #[test]
 fn quickstart_needs_nothing_but_the_binary() {
     // The README's first command: no flags, no Stockfish, input then EOF.
-    let mut e = Engine::start(&[]);
+    let mut e = Mpcmc::start(&[]);
     e.send("uci");
     e.send("position startpos");
     let sent = Instant::now();
@@ -191,7 +191,7 @@ fn searchmoves_restricts_the_root() {
     // them, and an illegal searchmove is named and ignored.
     let fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1";
     let pos = position(Some(fen), &[]);
-    let mut e = Engine::builtin(&[]);
+    let mut e = Mpcmc::builtin(&[]);
     e.handshake();
     e.send(&format!("position fen {fen}"));
     e.send("go depth 4 searchmoves h2h3 g1f1");

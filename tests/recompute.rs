@@ -7,7 +7,7 @@ mod common;
 
 use std::{sync::Arc, time::Duration};
 
-use common::{Engine, stockfish};
+use common::{Mpcmc, stockfish};
 use mpcmc::{
     children::{ChildConfig, Client},
     mpc::{ChildLimit, Game, Query, Role, Value},
@@ -109,7 +109,7 @@ async fn the_engine_plays_the_recomputed_argmax() {
         ];
         let got = tokio::task::spawn_blocking(move || {
             let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-            let mut e = Engine::with_stockfish(&flags);
+            let mut e = Mpcmc::with_stockfish(&flags);
             e.handshake();
             e.send(&format!("position fen {fen}"));
             e.send("go");

@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Engine, alive, assert_legal, position, stockfish};
+use common::{Mpcmc, alive, assert_legal, position, stockfish};
 
 const SECOND: Duration = Duration::from_secs(1);
 const FAKE: &str = env!("CARGO_BIN_EXE_mpcmc-fake-engine");
@@ -49,7 +49,7 @@ fn assert_searched(lines: &[String]) {
 #[test]
 fn near_the_flag_the_move_is_searched_never_blind() {
     let sf = stockfish();
-    let mut e = Engine::start(&[&format!("--evaluator={sf}")]);
+    let mut e = Mpcmc::start(&[&format!("--evaluator={sf}")]);
     e.handshake();
     let pos = position(None, &["e2e4", "e7e5"]);
     for clock in [20, 40, 60, 100, 20, 40, 60, 100] {
@@ -70,7 +70,7 @@ fn near_the_flag_the_move_is_searched_never_blind() {
 
 #[test]
 fn a_stalled_child_under_a_clock_still_yields_a_searched_move_in_time() {
-    let mut e = Engine::start(&[&fake_evaluator(&["--stall-after-go"])]);
+    let mut e = Mpcmc::start(&[&fake_evaluator(&["--stall-after-go"])]);
     e.handshake();
     e.send("position startpos moves d2d4");
     let sent = Instant::now();
@@ -91,7 +91,7 @@ fn a_stalled_child_under_a_clock_still_yields_a_searched_move_in_time() {
 
 #[test]
 fn searches_without_a_clock_end_when_a_child_hangs() {
-    let mut e = Engine::start(&[&fake_evaluator(&["--stall-after-go"])]);
+    let mut e = Mpcmc::start(&[&fake_evaluator(&["--stall-after-go"])]);
     e.handshake();
     for go in ["go depth 3", "go nodes 5000"] {
         e.send("position startpos");
@@ -117,7 +117,7 @@ fn searches_without_a_clock_end_when_a_child_hangs() {
 fn a_second_go_mid_search_leaves_the_first_answer_searched() {
     let sf = stockfish();
     // Calls far too big to finish before the second `go` arrives.
-    let mut e = Engine::start(&[&format!("--evaluator={sf}"), "--child-nodes=50000000"]);
+    let mut e = Mpcmc::start(&[&format!("--evaluator={sf}"), "--child-nodes=50000000"]);
     e.handshake();
     e.send("position startpos moves e2e4");
     e.send("go");
@@ -136,7 +136,7 @@ fn a_second_go_mid_search_leaves_the_first_answer_searched() {
 #[test]
 fn readyok_comes_in_order_and_before_quit() {
     // `printf 'uci\nisready\nquit\n' | mpcmc`
-    let mut e = Engine::start(&[]);
+    let mut e = Mpcmc::start(&[]);
     e.send("uci");
     e.send("isready");
     e.send("quit");
@@ -145,7 +145,7 @@ fn readyok_comes_in_order_and_before_quit() {
     assert!(e.wait(10 * SECOND).success());
 
     // `isready` before a `go`: `readyok` first.
-    let mut e = Engine::start(&["--child-nodes=200"]);
+    let mut e = Mpcmc::start(&["--child-nodes=200"]);
     e.send("uci");
     e.send("position startpos");
     e.send("isready");
@@ -163,7 +163,7 @@ fn readyok_comes_in_order_and_before_quit() {
 
 #[test]
 fn a_slow_child_does_not_hold_readyok_or_the_move() {
-    let mut e = Engine::start(&[&fake_evaluator(&["--slow-start=9000"])]);
+    let mut e = Mpcmc::start(&[&fake_evaluator(&["--slow-start=9000"])]);
     e.send("uci");
     e.until("uciok", 5 * SECOND);
     let sent = Instant::now();
@@ -181,7 +181,7 @@ fn a_slow_child_does_not_hold_readyok_or_the_move() {
 
 #[test]
 fn control_characters_in_bad_input_never_reach_stdout() {
-    let mut e = Engine::start(&["--child-nodes=100"]);
+    let mut e = Mpcmc::start(&["--child-nodes=100"]);
     e.handshake();
     e.send("setoption name \u{1b}[31mRed\u{0} value 1");
     e.send("position fen \u{0}\u{1b}x");
@@ -203,7 +203,7 @@ fn control_characters_in_bad_input_never_reach_stdout() {
 
 #[test]
 fn a_hung_child_dies_with_a_killed_mpcmc() {
-    let mut e = Engine::start(&[&fake_evaluator(&["--deaf-after-go"])]);
+    let mut e = Mpcmc::start(&[&fake_evaluator(&["--deaf-after-go"])]);
     e.handshake();
     let children = e.children();
     assert!(!children.is_empty(), "the fake child runs");
@@ -236,7 +236,7 @@ fn a_hung_child_dies_with_a_killed_mpcmc() {
 fn empty_as_a_gui_echoes_it_means_empty() {
     let dir = std::env::temp_dir().join(format!("mpcmc-empty-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut e = common::Engine::start_in(&dir, &["--child-nodes=200"]);
+    let mut e = common::Mpcmc::start_in(&dir, &["--child-nodes=200"]);
     e.handshake();
     for name in ["Opponent", "OpponentOptions", "EvaluatorOptions", "LogFile"] {
         e.send(&format!("setoption name {name} value <empty>"));
@@ -256,7 +256,7 @@ fn empty_as_a_gui_echoes_it_means_empty() {
 
 #[test]
 fn shredder_castling_without_chess960_is_reported() {
-    let mut e = Engine::start(&["--child-nodes=100"]);
+    let mut e = Mpcmc::start(&["--child-nodes=100"]);
     e.handshake();
     e.send("position fen nrbbqkrn/pppppppp/8/8/8/8/PPPPPPPP/NRBBQKRN w GBgb - 0 1");
     e.send("isready");

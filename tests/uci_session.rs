@@ -7,14 +7,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{ChildKind, Engine, alive, assert_legal, position};
+use common::{ChildKind, Mpcmc, alive, assert_legal, position};
 use mpcmc::uci::options::names;
 use shakmaty::Chess;
 
 const SECOND: Duration = Duration::from_secs(1);
 
 fn handshake_lists_every_option(child: ChildKind) {
-    let mut e = Engine::over(child, &[]);
+    let mut e = Mpcmc::over(child, &[]);
     let lines = e.handshake();
     assert!(
         lines.iter().any(|l| l.starts_with("id name mpcmc ")),
@@ -45,7 +45,7 @@ fn handshake_lists_every_option(child: ChildKind) {
 }
 
 fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
-    let mut e = Engine::over(child, &[]);
+    let mut e = Mpcmc::over(child, &[]);
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
     let sent = Instant::now();
@@ -68,14 +68,14 @@ fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
 fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
     // mpcmc plays both sides of a 1+0.01 game for 60 plies; the clock is kept
     // here as a GUI keeps it, including pipe latency.
-    let mut e = Engine::over(child, &["--move-overhead=30"]);
+    let mut e = Mpcmc::over(child, &["--move-overhead=30"]);
     e.handshake();
     e.play_clock_game(1000, 10, 60);
     assert!(e.quit().success());
 }
 
 fn infinite_waits_for_stop_and_isready_is_answered_mid_search(child: ChildKind) {
-    let mut e = Engine::over(child, &[]);
+    let mut e = Mpcmc::over(child, &[]);
     e.handshake();
     e.send("position startpos");
     e.send("go infinite");
@@ -121,7 +121,7 @@ fn infinite_waits_for_stop_and_isready_is_answered_mid_search(child: ChildKind) 
 }
 
 fn ponder_answers_after_ponderhit(child: ChildKind) {
-    let mut e = Engine::over(child, &[]);
+    let mut e = Mpcmc::over(child, &[]);
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
     e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
@@ -135,7 +135,7 @@ fn ponder_answers_after_ponderhit(child: ChildKind) {
 /// With two workers, pondering runs rounds, and `ponderhit` puts the same
 /// rounds on the clock: they go on where pondering got (no round 1 again).
 fn ponderhit_continues_the_rounds(child: ChildKind) {
-    let mut e = Engine::over(child, &["--threads=2"]);
+    let mut e = Mpcmc::over(child, &["--threads=2"]);
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
     e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
@@ -163,7 +163,7 @@ fn ponderhit_continues_the_rounds(child: ChildKind) {
 }
 
 fn finished_root_answers_none(child: ChildKind) {
-    let mut e = Engine::over(child, &["--child-nodes=500"]);
+    let mut e = Mpcmc::over(child, &["--child-nodes=500"]);
     e.handshake();
     // Fool's mate: White is mated.
     e.send("position startpos moves f2f3 e7e5 g2g4 d8h4");
@@ -183,7 +183,7 @@ fn finished_root_answers_none(child: ChildKind) {
 }
 
 fn finds_a_mate_in_one(child: ChildKind) {
-    let mut e = Engine::over(child, &["--child-nodes=2000"]);
+    let mut e = Mpcmc::over(child, &["--child-nodes=2000"]);
     e.handshake();
     // Back-rank mate: Rd8#.
     let fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1";
@@ -201,7 +201,7 @@ fn finds_a_mate_in_one(child: ChildKind) {
 }
 
 fn bad_input_is_survived(child: ChildKind) {
-    let mut e = Engine::over(child, &["--child-nodes=300"]);
+    let mut e = Mpcmc::over(child, &["--child-nodes=300"]);
     e.handshake();
 
     // go before any position: the start position, with a note.
@@ -261,7 +261,7 @@ fn bad_input_is_survived(child: ChildKind) {
 }
 
 fn searchmoves_restricts_the_candidates(child: ChildKind) {
-    let mut e = Engine::over(child, &["--child-nodes=500"]);
+    let mut e = Mpcmc::over(child, &["--child-nodes=500"]);
     e.handshake();
     e.send("position startpos");
     e.send("go searchmoves a2a3 h2h3");
@@ -272,7 +272,7 @@ fn searchmoves_restricts_the_candidates(child: ChildKind) {
 
 #[test]
 fn quit_leaves_no_child_process() {
-    let mut e = Engine::with_stockfish(&["--threads=2", "--opponent-options=Skill Level=5"]);
+    let mut e = Mpcmc::with_stockfish(&["--threads=2", "--opponent-options=Skill Level=5"]);
     e.handshake();
     e.send("position startpos");
     e.send("go nodes 20000");
@@ -290,7 +290,7 @@ fn quit_leaves_no_child_process() {
 }
 
 fn end_of_input_quits(child: ChildKind) {
-    let mut e = Engine::over(child, &[]);
+    let mut e = Mpcmc::over(child, &[]);
     e.handshake();
     e.send("position startpos");
     e.send("go nodes 5000");
@@ -312,7 +312,7 @@ fn end_of_input_quits(child: ChildKind) {
 
 #[test]
 fn a_broken_evaluator_still_yields_a_legal_move() {
-    let mut e = Engine::start(&["--evaluator=/nonexistent/engine"]);
+    let mut e = Mpcmc::start(&["--evaluator=/nonexistent/engine"]);
     e.handshake();
     e.send("position startpos moves g1f3");
     e.send("go movetime 300");
@@ -329,7 +329,7 @@ fn a_broken_evaluator_still_yields_a_legal_move() {
 
 fn castling_in_both_notations(child: ChildKind) {
     // Standard chess: the GUI writes e1g1; mpcmc answers in the same notation.
-    let mut e = Engine::over(child, &["--child-nodes=500"]);
+    let mut e = Mpcmc::over(child, &["--child-nodes=500"]);
     e.handshake();
     let moves = [
         "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1", "f8c5",
@@ -351,7 +351,7 @@ fn castling_in_both_notations(child: ChildKind) {
     assert!(e.quit().success());
 
     // Chess960: king-takes-rook, to the GUI and to the children.
-    let mut e = Engine::over(child, &["--child-nodes=500", "--uci-chess960"]);
+    let mut e = Mpcmc::over(child, &["--child-nodes=500", "--uci-chess960"]);
     e.handshake();
     // King on f1 between rooks on b1 and g1; short castling is f1g1 (king takes rook).
     let fen = "1r3kr1/pppppppp/8/8/8/8/PPPPPPPP/1R3KR1 w GBgb - 0 1";
@@ -376,7 +376,7 @@ fn castling_in_both_notations(child: ChildKind) {
 fn a_fixed_budget_is_cut_before_the_flag_with_a_real_move(child: ChildKind) {
     // 200k nodes a call cannot finish on a 1 s clock: the flag guard cuts the
     // pass, and the evaluator's root search (served first) names the move.
-    let mut e = Engine::over(child, &["--child-nodes=200000"]);
+    let mut e = Mpcmc::over(child, &["--child-nodes=200000"]);
     e.handshake();
     e.send("position startpos moves e2e4");
     let sent = Instant::now();
@@ -418,7 +418,7 @@ fn a_fixed_budget_is_cut_before_the_flag_with_a_real_move(child: ChildKind) {
 
 #[test]
 fn infinite_over_broken_children_waits_quietly() {
-    let mut e = Engine::start(&["--evaluator=/nonexistent/engine"]);
+    let mut e = Mpcmc::start(&["--evaluator=/nonexistent/engine"]);
     e.handshake();
     e.send("position startpos");
     e.send("go infinite");

@@ -34,7 +34,7 @@ pub enum ChildKind {
 }
 
 /// A running mpcmc and the lines it wrote.
-pub struct Engine {
+pub struct Mpcmc {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -42,14 +42,14 @@ pub struct Engine {
     pub transcript: Vec<String>,
 }
 
-impl Engine {
+impl Mpcmc {
     /// Starts mpcmc with `flags` (option flags like `--child-nodes=1000`).
-    pub fn start(flags: &[&str]) -> Engine {
-        Engine::start_in(Path::new("."), flags)
+    pub fn start(flags: &[&str]) -> Mpcmc {
+        Mpcmc::start_in(Path::new("."), flags)
     }
 
     /// Starts mpcmc in directory `dir`, as a GUI starts engines in its own.
-    pub fn start_in(dir: &Path, flags: &[&str]) -> Engine {
+    pub fn start_in(dir: &Path, flags: &[&str]) -> Mpcmc {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
             .current_dir(dir)
             .args(flags)
@@ -69,7 +69,7 @@ impl Engine {
             }
         });
         let stdin = child.stdin.take();
-        Engine {
+        Mpcmc {
             child,
             stdin,
             lines,
@@ -78,23 +78,23 @@ impl Engine {
     }
 
     /// Starts mpcmc over `child`.
-    pub fn over(child: ChildKind, flags: &[&str]) -> Engine {
+    pub fn over(child: ChildKind, flags: &[&str]) -> Mpcmc {
         match child {
-            ChildKind::Stockfish => Engine::with_stockfish(flags),
+            ChildKind::Stockfish => Mpcmc::with_stockfish(flags),
             ChildKind::Builtin => {
                 let mut all = vec!["--evaluator=builtin"];
                 all.extend_from_slice(flags);
-                Engine::start(&all)
+                Mpcmc::start(&all)
             }
         }
     }
 
     /// Starts mpcmc over Stockfish.
-    pub fn with_stockfish(flags: &[&str]) -> Engine {
+    pub fn with_stockfish(flags: &[&str]) -> Mpcmc {
         let evaluator = format!("--evaluator={}", stockfish());
         let mut all = vec![evaluator.as_str()];
         all.extend_from_slice(flags);
-        Engine::start(&all)
+        Mpcmc::start(&all)
     }
 
     pub fn pid(&self) -> u32 {
@@ -207,7 +207,7 @@ impl Engine {
     }
 }
 
-impl Drop for Engine {
+impl Drop for Mpcmc {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -276,16 +276,16 @@ pub fn assert_legal(pos: &Chess, mv: &str) -> shakmaty::Move {
     })
 }
 
-impl Engine {
+impl Mpcmc {
     /// Starts `mpcmc engine`, the built-in engine alone.
-    pub fn builtin(flags: &[&str]) -> Engine {
+    pub fn builtin(flags: &[&str]) -> Mpcmc {
         let mut all = vec!["engine"];
         all.extend_from_slice(flags);
-        Engine::start(&all)
+        Mpcmc::start(&all)
     }
 }
 
-impl Engine {
+impl Mpcmc {
     /// Plays both sides of a game from the start position on a clock of
     /// `base` ms plus `inc` ms a move, kept here as a GUI keeps it (pipe
     /// latency included), for at most `plies`. Asserts every move is legal
