@@ -57,7 +57,8 @@ def rule_of(strings):
     own move), `deviated` (the lookahead overruled it), `fortified` (the
     lookahead's best did not clear the margin), else `other`."""
     text = " ".join(strings)
-    pair = re.search(r"; lookahead (\S+) \S+ vs evaluator (\S+)", text)
+    # Values are one token (`+17cp`) or two (`mate -3`).
+    pair = re.search(r"; lookahead (\S+) (?:mate )?\S+ vs evaluator (\S+)", text)
     if "lookahead move" in text and pair:
         return "agreed" if pair[1] == pair[2] else "deviated"
     if "fortified" in text:
@@ -118,8 +119,11 @@ def judge(args):
     by_rule = {}
     for r in rows:
         s = {k: score(r["fen"], r[k]) for k in ("e1", "m", "e2")}
+        r["scores"] = s
         by_rule.setdefault(r["rule"], []).append(s["m"] - (s["e1"] + s["e2"]) / 2)
     sf.quit()
+    with open(args.out, "w") as f:
+        json.dump(rows, f)  # with each move's score, for a closer look
     n = len(rows)
     agree = lambda a, b: sum(r[a] == r[b] for r in rows) / n
     print(f"{n} positions, Stockfish depth {args.depth}")
