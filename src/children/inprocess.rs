@@ -390,6 +390,9 @@ mod tests {
             deep > alone && after * 3 < alone * 2,
             "alone {alone}, the other's deeper search {deep}, then {after}"
         );
+        // Control: a child with a table of its own does not see it.
+        let (own, _) = nodes(InProcess::new(&config, "own".into(), None), 7).await;
+        assert_eq!(own, alone);
 
         config.clear_hash = true;
         assert!(shared_table(&config, 2).is_none());

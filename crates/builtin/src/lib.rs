@@ -140,10 +140,14 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(hash_mb: usize) -> Engine {
+        Engine::over(Arc::new(TranspositionTable::new(hash_mb)), hash_mb, false)
+    }
+
+    fn over(tt: Arc<TranspositionTable>, hash_mb: usize, shared: bool) -> Engine {
         Engine {
             hash_mb,
-            tt: Arc::new(TranspositionTable::new(hash_mb)),
-            shared: false,
+            tt,
+            shared,
             history: History::new(),
             pv: search::pv_table(),
         }
@@ -156,13 +160,8 @@ impl Engine {
     /// children age it once per decision, so that the searches of one
     /// decision keep each other's entries at their worth.
     pub fn sharing(table: Arc<TranspositionTable>) -> Engine {
-        Engine {
-            hash_mb: table.mb(),
-            tt: table,
-            shared: true,
-            history: History::new(),
-            pv: search::pv_table(),
-        }
+        let mb = table.mb();
+        Engine::over(table, mb, true)
     }
 
     /// Searches on behalf of `root` (a game position, by its
