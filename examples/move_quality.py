@@ -55,7 +55,8 @@ def positions(pgns, name, count, seed):
 def rule_of(strings):
     """How mpcmc chose: `agreed` (the lookahead's best is the evaluator's
     own move), `deviated` (the lookahead overruled it), `fortified` (the
-    lookahead's best did not clear the margin), else `other`."""
+    lookahead's best did not clear the margin), `refuted` (it cleared the
+    margin but failed the deep check), else `other`."""
     text = " ".join(strings)
     # Values are one token (`+17cp`) or two (`mate -3`).
     pair = re.search(r"; lookahead (\S+) (?:mate )?\S+ vs evaluator (\S+)", text)
@@ -63,6 +64,8 @@ def rule_of(strings):
         return "agreed" if pair[1] == pair[2] else "deviated"
     if "fortified" in text:
         return "fortified"
+    if "refuted" in text:
+        return "refuted"
     return "other"
 
 

@@ -129,6 +129,10 @@ pub enum Rule {
     Lookahead,
     /// Fortification kept the evaluator's move.
     Fortified,
+    /// The lookahead's best beat the evaluator's move by the margin, but
+    /// the evaluator's deep check of it did not confirm it: the
+    /// evaluator's move.
+    Refuted,
     /// No candidate finished: the evaluator's own move.
     EvaluatorFallback,
     /// Too little time for a lookahead: the evaluator's own move, by plan.

@@ -483,10 +483,23 @@ pub async fn decide_in_rounds<C: Children>(
             .find(|c| c.mv == m)
             .and_then(|c| c.value)
     };
+    let mut check = None;
     let choice = match (anchor, decision.lookahead_choice) {
         (Some(a), Some((b, _))) if a == b => Some((a, Rule::Lookahead)),
-        (Some(a), Some((b, vb))) => match round_value(&decision, a) {
-            Some(va) if vb >= va.plus_cp(margin) => Some((b, Rule::Lookahead)),
+        (Some(a), Some((b, vb))) => match (round_value(&decision, a), &decision.root) {
+            (Some(va), Some(root)) if vb >= va.plus_cp(margin) => {
+                let c = check_deviation(children.as_ref(), game, b, root, cancel).await;
+                if let Some(r) = &c.report {
+                    stats.add(r);
+                }
+                let passed = c.passed;
+                check = Some(c.summary());
+                Some(if passed {
+                    (b, Rule::Lookahead)
+                } else {
+                    (a, Rule::Refuted)
+                })
+            }
             _ => Some((a, Rule::Fortified)),
         },
         (Some(a), None) => Some((a, Rule::EvaluatorFallback)),
@@ -511,8 +524,105 @@ pub async fn decide_in_rounds<C: Children>(
         margin,
         top3_nodes: top3,
         lookahead_nodes: spent.values().sum(),
+        check,
     });
     Some(decision)
+}
+
+/// How far below the root search's value of its own move the deep check
+/// may find a deviation and still let it be played, in centipawns: the
+/// most a deviation may cost by the evaluator's own deepest judgement.
+pub const CHECK_TOLERANCE: i32 = 20;
+
+/// The outcome of [`check_deviation`].
+struct Check {
+    /// The evaluator's search of the position after the deviation; `None`
+    /// when that position is finished (scored exactly) or the search failed.
+    report: Option<Report>,
+    /// The deviation's value for us by that search (or exactly).
+    value: Option<Value>,
+    passed: bool,
+}
+
+impl Check {
+    fn summary(&self) -> DeepCheck {
+        DeepCheck {
+            value: self.value,
+            depth: self.report.as_ref().map_or(0, |r| r.depth),
+            passed: self.passed,
+        }
+    }
+}
+
+/// What the deep check of a deviation found (`info` and `bench`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeepCheck {
+    /// The deviation's value for us at the check's depth.
+    pub value: Option<Value>,
+    pub depth: u32,
+    pub passed: bool,
+}
+
+/// The deep check of a deviation `b` from the root search's move: the
+/// lookahead's calls are far smaller than the root search under a real
+/// clock (thousands of nodes against hundreds of thousands), and a small
+/// opponent search that misses the refutation makes a move look better
+/// than it is. So before `b` is played, the evaluator searches the
+/// position after `b` one ply less deep than the root search went — the
+/// root search restricted to `b` — and `b` stands only if that value is
+/// within [`CHECK_TOLERANCE`] of the root search's value of its own move.
+/// A check cut short (`cancel`: the move's hard limit or `stop`) or failed
+/// does not pass.
+async fn check_deviation<C: Children>(
+    children: &C,
+    game: &Arc<Game>,
+    b: Move,
+    root: &Report,
+    cancel: &CancellationToken,
+) -> Check {
+    let Some(root_value) = root.score else {
+        return Check {
+            report: None,
+            value: None,
+            passed: false,
+        };
+    };
+    // A finished game after `b` was scored exactly by the lookahead.
+    if let Some(t) = game.terminal_after(&[b]) {
+        let value = (-Value::of(t)).from_child(1);
+        return Check {
+            report: None,
+            value: Some(value),
+            passed: value >= root_value.plus_cp(-CHECK_TOLERANCE),
+        };
+    }
+    let query = Query {
+        role: Role::Evaluator,
+        game: game.clone(),
+        line: vec![b],
+        limit: ChildLimit::Depth(root.depth.saturating_sub(1).max(1)),
+    };
+    match children.search(query, cancel.child_token()).await {
+        Ok(report) => {
+            let value = report
+                .score
+                .filter(|_| !report.stopped)
+                .map(|s| (-s).from_child(1));
+            Check {
+                passed: value.is_some_and(|v| v >= root_value.plus_cp(-CHECK_TOLERANCE)),
+                value,
+                report: Some(report),
+            }
+        }
+        Err(e) => {
+            tracing::warn!("deep check of a deviation failed: {e}");
+            Check {
+                report: None,
+                value: None,
+                passed: false,
+            }
+        }
+    }
 }
 
 /// The margin a deviation from the anchor must clear, on values from
@@ -536,6 +646,9 @@ pub struct Spread {
     pub top3_nodes: u64,
     /// All lookahead nodes (the root search's not included).
     pub lookahead_nodes: u64,
+    /// The deep check of a deviation, when the lookahead's best beat the
+    /// anchor by the margin.
+    pub check: Option<DeepCheck>,
 }
 
 /// The evaluator's searches of the root, one after the other: each report
@@ -611,6 +724,9 @@ mod tests {
     #[derive(Default)]
     struct Valued {
         scores: HashMap<String, i32>,
+        /// The deep check's values for us (the evaluator after one root
+        /// move); 0, the root search's value, unless given.
+        deep: HashMap<String, i32>,
         /// Role, line length, the line's first move, limit.
         asked: Mutex<Vec<Asked>>,
     }
@@ -644,11 +760,14 @@ mod tests {
             let pos = q.position();
             let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
             sort_candidates(&mut moves);
-            let score = match (q.role, q.line.first()) {
-                (Role::Evaluator, Some(m)) => {
-                    let key = UciMove::from_standard(*m).to_string();
-                    self.scores.get(&key).copied().unwrap_or(0)
-                }
+            let key = q
+                .line
+                .first()
+                .map(|m| UciMove::from_standard(*m).to_string());
+            let score = match (q.role, q.line.len(), key) {
+                // From the opponent's side: the deep check.
+                (Role::Evaluator, 1, Some(k)) => -self.deep.get(&k).copied().unwrap_or(0),
+                (Role::Evaluator, _, Some(k)) => self.scores.get(&k).copied().unwrap_or(0),
                 _ => 0,
             };
             Ok(Report {
@@ -684,10 +803,15 @@ mod tests {
     type Run = (Decision, Vec<(u32, ChildLimit, usize)>, Vec<Asked>);
 
     async fn rounds_over(scores: [i32; 8]) -> Run {
-        rounds_with(scores, true, None).await
+        rounds_with(scores, true, None, &[]).await
     }
 
-    async fn rounds_with(scores: [i32; 8], fortify: bool, hint: Option<&str>) -> Run {
+    async fn rounds_with(
+        scores: [i32; 8],
+        fortify: bool,
+        hint: Option<&str>,
+        deep: &[(&str, i32)],
+    ) -> Run {
         let game = Arc::new(Game::default());
         let names = [
             "a2a3", "b2b3", "c2c3", "d2d4", "e2e4", "f2f3", "g1f3", "h2h3",
@@ -696,6 +820,9 @@ mod tests {
         let mut children = Valued::default();
         for (name, score) in names.iter().zip(scores) {
             children.scores.insert((*name).to_owned(), score);
+        }
+        for (name, value) in deep {
+            children.deep.insert((*name).to_owned(), *value);
         }
         let children = Arc::new(children);
         let settings = Settings {
@@ -775,12 +902,53 @@ mod tests {
 
     #[tokio::test]
     async fn the_lookahead_deviates_from_the_anchor_by_more_than_the_margin() {
-        let (d, _, _) = rounds_over([5, 10, 15, 40, 100, 1, 30, 2]).await;
+        let (d, _, asked) = rounds_over([5, 10, 15, 40, 100, 1, 30, 2]).await;
         assert_eq!(UciMove::from_standard(d.best).to_string(), "e2e4");
         assert_eq!(d.rule, Rule::Lookahead);
         assert_eq!(d.value, Some(Value::cp(100)));
         let margin = d.spread.map(|s| s.margin).unwrap_or_default();
         assert!((40..95).contains(&margin), "margin {margin}");
+        // Checked first: the evaluator after e2e4, one ply less deep than
+        // the root search (depth 3), found it as good as the anchor.
+        let checks: Vec<&Asked> = asked
+            .iter()
+            .filter(|(r, len, ..)| *r == Role::Evaluator && *len == 1)
+            .collect();
+        assert_eq!(
+            checks,
+            vec![&(
+                Role::Evaluator,
+                1,
+                Some("e2e4".to_owned()),
+                ChildLimit::Depth(2)
+            )]
+        );
+        let check = d.spread.and_then(|s| s.check);
+        assert_eq!(
+            check.map(|c| (c.value, c.passed)),
+            Some((Some(Value::cp(0)), true))
+        );
+        assert_eq!(d.stats.calls, asked.len() as u64, "the check is counted");
+    }
+
+    #[tokio::test]
+    async fn a_deviation_the_deep_check_refutes_is_not_played() {
+        // The lookahead's e2e4 beats the anchor by 95 cp, but the deep check
+        // finds it 21 cp below the root search's value of its own move.
+        let refuted = [("e2e4", -CHECK_TOLERANCE - 1)];
+        let (d, _, _) = rounds_with([5, 10, 15, 40, 100, 1, 30, 2], true, None, &refuted).await;
+        assert_eq!(UciMove::from_standard(d.best).to_string(), "a2a3");
+        assert_eq!(d.rule, Rule::Refuted);
+        assert_eq!(d.value, Some(Value::cp(5)), "the anchor's round value");
+        let check = d.spread.and_then(|s| s.check);
+        assert_eq!(
+            check.map(|c| (c.value, c.depth, c.passed)),
+            Some((Some(Value::cp(-CHECK_TOLERANCE - 1)), 3, false))
+        );
+        // Within the tolerance it passes.
+        let close = [("e2e4", -CHECK_TOLERANCE)];
+        let (d, _, _) = rounds_with([5, 10, 15, 40, 100, 1, 30, 2], true, None, &close).await;
+        assert_eq!(d.rule, Rule::Lookahead);
     }
 
     #[tokio::test]
@@ -789,7 +957,7 @@ mod tests {
         // h2h3, the worst move but one by lookahead, is searched in every
         // round.
         let (d, seen, asked) =
-            rounds_with([5, 10, 15, 40, 50, 1, 30, 2], false, Some("h2h3")).await;
+            rounds_with([5, 10, 15, 40, 50, 1, 30, 2], false, Some("h2h3"), &[]).await;
         assert_eq!(seen.iter().map(|r| r.2).collect::<Vec<_>>(), vec![8, 5, 4]);
         let searched = asked.iter().filter(|(r, ..)| *r == Role::Opponent).count();
         assert_eq!(searched, 8 + 5 + 4);

@@ -759,6 +759,7 @@ impl Search {
         let rule = match d.rule {
             Rule::Lookahead => "lookahead move",
             Rule::Fortified => "fortified: evaluator move kept",
+            Rule::Refuted => "refuted by the deep check: evaluator move kept",
             Rule::EvaluatorFallback => "no candidate finished: evaluator move",
             Rule::EvaluatorOnly => "time is short: evaluator move without lookahead",
             Rule::NoAnswer => "no child answered: first legal move",
@@ -796,7 +797,14 @@ impl Search {
                         r.nodes,
                         r.search_time.as_millis()
                     )),
-                ),
+                ) + &s.check.map_or(String::new(), |c| {
+                    format!(
+                        "; deep check at depth {}: {} ({})",
+                        c.depth,
+                        c.value.map_or("no value".to_owned(), |v| v.to_string()),
+                        if c.passed { "passed" } else { "failed" }
+                    )
+                }),
             ),
             None => (o.settings.fortify_margin, String::new()),
         };
