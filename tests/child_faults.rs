@@ -1,29 +1,29 @@
-//! The child side under fault injection: `engine::Client` and `engine::Pool`
-//! driven against `mpcmc-fake-engine` (a fake with fault flags, see
-//! `tests/fake-engine/fake_engine.rs`) and against real Stockfish.
+//! The child side over real processes: what only a process does (exits
+//! with a status, must be waited for and never left behind), real Stockfish,
+//! and the built-in children. The protocol's faults (stalls, bad answers,
+//! garbage, `stop`) are tested in process, with time paused, in
+//! `src/children/tests.rs`.
 //!
 //! Every failure must come back as the right `ChildError`, naming the child and
 //! what it was doing; the pool must retry once and leave no process behind.
 
+mod common;
+
 use std::{
     path::{Path, PathBuf},
     sync::Arc,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
+use common::sh_engine;
 use mpcmc::{
-    children::{
-        ChildConfig, ChildError, Client, Pool, PoolConfig, SearchError,
-        client::{HANDSHAKE_TIMEOUT, STOP_TIMEOUT, stall_deadline},
-    },
+    children::{ChildConfig, ChildError, Client, Pool, PoolConfig, SearchError},
     mpc::{ChildLimit, Children, Game, Query, Report, Role, Value},
 };
 use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
-const FAKE: &str = env!("CARGO_BIN_EXE_mpcmc-fake-engine");
 const STOCKFISH: &str = "/usr/games/stockfish";
-const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -31,16 +31,6 @@ const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 
 /// Quotes a word for the shell-words split of `ChildConfig::command`.
 fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
-}
-
-/// The fake's command line with `flags`.
-fn fake(flags: &[&str]) -> String {
-    let mut line = quote(FAKE);
-    for f in flags {
-        line.push(' ');
-        line.push_str(&quote(f));
-    }
-    line
 }
 
 fn stockfish() -> &'static str {
@@ -61,7 +51,7 @@ fn config(command: String) -> ChildConfig {
 }
 
 /// A file in the temp dir, unique to this test process and `name`, removed on
-/// drop; the fake appends what it receives there (`--echo-to`).
+/// drop; a [`sh_engine`] appends what it receives there.
 struct Echo(PathBuf);
 
 impl Echo {
@@ -78,11 +68,12 @@ impl Echo {
         self.0.to_str().expect("temp paths are UTF-8 here")
     }
 
-    fn flag(&self) -> String {
-        format!("--echo-to={}", self.path())
+    /// A shell engine that exits with status 3 on `go`, echoing here.
+    fn crasher(&self) -> String {
+        sh_engine("", "exit 3", Some(&self.0), self.path())
     }
 
-    /// Every line the fake(s) received so far.
+    /// Every line the engine(s) received so far.
     fn lines(&self) -> Vec<String> {
         match std::fs::read_to_string(&self.0) {
             Ok(text) => text.lines().map(str::to_owned).collect(),
@@ -115,23 +106,6 @@ fn game_from(fen: Option<&str>, moves: &str) -> Game {
             .expect("legal test move");
     }
     game
-}
-
-/// Moves in UCI notation, legal in turn from the game's current position.
-fn line_from(game: &Game, moves: &str) -> Vec<Move> {
-    let mut pos = game.position().clone();
-    moves
-        .split_whitespace()
-        .map(|uci| {
-            let m = uci
-                .parse::<UciMove>()
-                .expect("test move")
-                .to_move(&pos)
-                .expect("legal test move");
-            pos.play_unchecked(m);
-            m
-        })
-        .collect()
 }
 
 fn query(game: Game, line: Vec<Move>, limit: ChildLimit) -> Query {
@@ -210,11 +184,12 @@ fn left_behind(pids: &[u32]) -> Vec<String> {
 }
 
 // ---------------------------------------------------------------------------
-// Client against the fake
+// Processes
 
 #[tokio::test]
 async fn crash_on_go_is_died_with_the_exit_status() {
-    let mut client = spawn(fake(&["--crash-on-go"]), "crasher").await;
+    let echo = Echo::new("crash");
+    let mut client = spawn(echo.crasher(), "crasher").await;
     let err = client
         .search(
             &startpos_query(ChildLimit::Nodes(100)),
@@ -231,7 +206,7 @@ async fn crash_on_go_is_died_with_the_exit_status() {
             status,
         } => {
             assert!(engine.contains("crasher"), "{message}");
-            assert!(engine.contains("--crash-on-go"), "{message}");
+            assert!(engine.contains("exit 3"), "{message}");
             assert_eq!(doing, "searching", "{message}");
             assert!(status.contains("exit status: 3"), "{message}");
         }
@@ -239,231 +214,6 @@ async fn crash_on_go_is_died_with_the_exit_status() {
     }
     assert!(err.needs_restart());
     assert!(message.contains("crasher") && message.contains("died while searching"));
-    client.quit(Duration::from_millis(500)).await;
-}
-
-#[tokio::test]
-async fn stall_after_go_is_stalled_by_the_deadline() {
-    let mut client = spawn(fake(&["--stall-after-go"]), "staller").await;
-    let limit = ChildLimit::MoveTime(Duration::from_millis(50));
-    let deadline = stall_deadline(limit);
-    assert!(deadline < Duration::from_secs(2), "{deadline:?}");
-    let started = Instant::now();
-    let err = client
-        .search(&startpos_query(limit), &CancellationToken::new())
-        .await
-        .map_err(child_fault)
-        .expect_err("a child that never answers go cannot answer");
-    let took = started.elapsed();
-    let message = err.to_string();
-    match &err {
-        ChildError::Stalled {
-            engine,
-            waiting_for,
-            after,
-        } => {
-            assert!(engine.contains("staller"), "{message}");
-            assert_eq!(*waiting_for, "bestmove", "{message}");
-            // The stall deadline, counted from `go`; `after` from a little later.
-            assert!(*after >= deadline - Duration::from_millis(100), "{message}");
-        }
-        other => panic!("expected ChildError::Stalled, got {other:?}"),
-    }
-    assert!(
-        took >= deadline && took < deadline + Duration::from_secs(2),
-        "stalled after {took:?}, deadline {deadline:?}"
-    );
-    assert!(message.contains("staller") && message.contains("no bestmove"));
-    assert!(err.needs_restart());
-    client.quit(Duration::from_millis(200)).await;
-}
-
-#[tokio::test]
-async fn cancel_stops_the_search_and_reports_stopped() {
-    let echo = Echo::new("cancel");
-    let mut client = spawn(
-        fake(&["--stall-after-go", "--answer-stop", &echo.flag()]),
-        "stoppable",
-    )
-    .await;
-    // A long movetime: only `stop` can end this search early.
-    let q = startpos_query(ChildLimit::MoveTime(Duration::from_secs(60)));
-    for round in 0..2 {
-        let cancel = CancellationToken::new();
-        let trigger = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            trigger.cancel();
-        });
-        let started = Instant::now();
-        let report = report_of(client.search(&q, &cancel).await);
-        let took = started.elapsed();
-        assert!(report.stopped, "round {round}: {report:?}");
-        assert_eq!(uci(report.best), "e2e4");
-        assert!(
-            took < Duration::from_millis(1200),
-            "round {round}: stop answered after {took:?}"
-        );
-    }
-    // Drained after each stop: one go, one stop per search, nothing else.
-    assert_eq!(echo.count("go"), 2, "{:?}", echo.lines());
-    assert_eq!(echo.count("stop"), 2, "{:?}", echo.lines());
-    client.quit(Duration::from_millis(500)).await;
-}
-
-#[tokio::test]
-async fn cancel_of_a_child_ignoring_stop_is_stalled_after_stop_timeout() {
-    let mut client = spawn(fake(&["--stall-after-go"]), "deaf").await;
-    let q = startpos_query(ChildLimit::MoveTime(Duration::from_secs(60)));
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        trigger.cancel();
-    });
-    let started = Instant::now();
-    let err = client
-        .search(&q, &cancel)
-        .await
-        .map_err(child_fault)
-        .expect_err("a child that ignores stop cannot answer");
-    let took = started.elapsed();
-    match &err {
-        ChildError::Stalled {
-            engine,
-            waiting_for,
-            ..
-        } => {
-            assert!(engine.contains("deaf"), "{err}");
-            assert_eq!(*waiting_for, "bestmove", "{err}");
-        }
-        other => panic!("expected ChildError::Stalled, got {other:?}"),
-    }
-    assert!(
-        took >= STOP_TIMEOUT && took < STOP_TIMEOUT + Duration::from_secs(2),
-        "stalled after {took:?}, not STOP_TIMEOUT after the cancel"
-    );
-    client.quit(Duration::from_millis(200)).await;
-}
-
-#[tokio::test]
-async fn no_uciok_is_stalled_on_spawn() {
-    let started = Instant::now();
-    let result = Client::spawn(&config(fake(&["--stall-on-uci"])), "mute".to_owned()).await;
-    let took = started.elapsed();
-    let err = match result {
-        Ok(_) => panic!("a child that never sends uciok cannot start"),
-        Err(e) => e,
-    };
-    let message = err.to_string();
-    match &err {
-        ChildError::Stalled {
-            engine,
-            waiting_for,
-            after,
-        } => {
-            assert!(engine.contains("mute"), "{message}");
-            assert!(engine.contains("--stall-on-uci"), "{message}");
-            assert_eq!(*waiting_for, "uciok", "{message}");
-            // `after` counts from the last line read (here the last
-            // `option`), not from `uci`: a little under the timeout.
-            assert!(
-                *after > HANDSHAKE_TIMEOUT - Duration::from_secs(2),
-                "{message}"
-            );
-        }
-        other => panic!("expected ChildError::Stalled, got {other:?}"),
-    }
-    assert!(
-        took >= HANDSHAKE_TIMEOUT && took < HANDSHAKE_TIMEOUT + Duration::from_secs(3),
-        "stalled after {took:?}"
-    );
-    assert!(message.contains("no uciok"), "{message}");
-}
-
-#[tokio::test]
-async fn illegal_bestmove_is_a_bad_answer() {
-    let mut client = spawn(fake(&["--illegal-bestmove"]), "liar").await;
-    let err = client
-        .search(
-            &startpos_query(ChildLimit::Nodes(100)),
-            &CancellationToken::new(),
-        )
-        .await
-        .map_err(child_fault)
-        .expect_err("a1a1 is no move");
-    let message = err.to_string();
-    match &err {
-        ChildError::BadAnswer {
-            engine,
-            line,
-            fen,
-            reason,
-        } => {
-            assert!(engine.contains("liar"), "{message}");
-            assert_eq!(line, "bestmove a1a1", "{message}");
-            assert_eq!(fen, START_FEN, "{message}");
-            assert!(reason.contains("illegal move"), "{message}");
-            assert!(reason.contains("go nodes 100"), "{message}");
-        }
-        other => panic!("expected ChildError::BadAnswer, got {other:?}"),
-    }
-    assert!(err.needs_restart());
-    client.quit(Duration::from_millis(500)).await;
-}
-
-#[tokio::test]
-async fn none_bestmove_with_legal_moves_is_a_bad_answer() {
-    let mut client = spawn(fake(&["--none-bestmove"]), "giver-up").await;
-    let game = game_from(None, "e2e4 e7e5");
-    let err = client
-        .search(
-            &query(game, Vec::new(), ChildLimit::Depth(3)),
-            &CancellationToken::new(),
-        )
-        .await
-        .map_err(child_fault)
-        .expect_err("(none) with legal moves is no answer");
-    let message = err.to_string();
-    match &err {
-        ChildError::BadAnswer {
-            engine,
-            line,
-            fen,
-            reason,
-        } => {
-            assert!(engine.contains("giver-up"), "{message}");
-            assert_eq!(line, "bestmove (none)", "{message}");
-            assert_eq!(
-                fen, "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
-                "{message}"
-            );
-            assert!(reason.contains("no move"), "{message}");
-        }
-        other => panic!("expected ChildError::BadAnswer, got {other:?}"),
-    }
-    client.quit(Duration::from_millis(500)).await;
-}
-
-#[tokio::test]
-async fn garbage_lines_are_skipped() {
-    let mut client = spawn(fake(&["--garbage", "--move=d2d4"]), "noisy").await;
-    assert_eq!(client.name.as_deref(), Some("fake-engine"));
-    let names: Vec<_> = client.options.iter().map(|o| o.name.as_str()).collect();
-    assert_eq!(names, ["Hash", "Threads"]);
-    let report = report_of(
-        client
-            .search(
-                &startpos_query(ChildLimit::Nodes(100)),
-                &CancellationToken::new(),
-            )
-            .await,
-    );
-    assert_eq!(uci(report.best), "d2d4");
-    assert_eq!(report.score, Some(Value::cp(10)));
-    assert_eq!((report.depth, report.nodes), (1, 1));
-    assert_eq!(report.pv, [report.best]);
-    assert!(!report.stopped);
     client.quit(Duration::from_millis(500)).await;
 }
 
@@ -498,68 +248,9 @@ async fn spawn_of_a_missing_program_names_it() {
 }
 
 #[tokio::test]
-async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
-    // From the start position, with hash clearing and options.
-    let echo = Echo::new("position-startpos");
-    let mut child = config(fake(&["--move=d2d3", &echo.flag()]));
-    child.clear_hash = true;
-    child.options = vec![
-        ("hash".to_owned(), "32".to_owned()),
-        ("No Such Option".to_owned(), "1".to_owned()),
-    ];
-    let mut client = match Client::spawn(&child, "historian".to_owned()).await {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
-    let game = game_from(None, "e2e4 e7e5 g1f3 b8c6 f1c4 f8c5");
-    let line = line_from(&game, "e1g1 g8f6");
-    let q = query(game, line, ChildLimit::Nodes(1000));
-    for _ in 0..2 {
-        let report = report_of(client.search(&q, &CancellationToken::new()).await);
-        assert_eq!(uci(report.best), "d2d3");
-    }
-    client.quit(Duration::from_millis(500)).await;
-    let position = "position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 f8c5 e1g1 g8f6";
-    let search = ["ucinewgame", "isready", position, "go nodes 1000"];
-    let mut want = vec!["uci", "setoption name Hash value 32", "isready"];
-    want.extend(search);
-    want.extend(search);
-    want.push("quit");
-    assert_eq!(echo.lines(), want);
-
-    // From a FEN, without hash clearing, castling written the Chess960 way.
-    let echo = Echo::new("position-fen");
-    let fen = "r1bqk1nr/pppp1ppp/2n5/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
-    let mut child = config(fake(&["--move=e8h8", &echo.flag()]));
-    child.castling = CastlingMode::Chess960;
-    let mut client = match Client::spawn(&child, "historian960".to_owned()).await {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
-    let game = game_from(Some(fen), "d2d3 g8f6");
-    let line = line_from(&game, "e1g1");
-    let q = query(game, line, ChildLimit::MoveTime(Duration::from_millis(20)));
-    let report = report_of(client.search(&q, &CancellationToken::new()).await);
-    assert!(
-        matches!(report.best, Move::Castle { .. }),
-        "king takes rook is castling: {:?}",
-        report.best
-    );
-    client.quit(Duration::from_millis(500)).await;
-    let position = format!("position fen {fen} moves d2d3 g8f6 e1h1");
-    assert_eq!(
-        echo.lines(),
-        ["uci", "isready", &position, "go movetime 20", "quit"]
-    );
-}
-
-// ---------------------------------------------------------------------------
-// Pool
-
-#[tokio::test]
 async fn pool_retries_a_crashed_child_once_then_fails() {
     let echo = Echo::new("pool-crash");
-    let child = config(fake(&["--crash-on-go", &echo.flag()]));
+    let child = config(echo.crasher());
     let pool = Pool::start(PoolConfig {
         evaluator: child.clone(),
         opponent: child,
@@ -592,54 +283,6 @@ async fn pool_retries_a_crashed_child_once_then_fails() {
     pool.shutdown().await;
     let running = children_with(echo.path());
     assert!(running.is_empty(), "processes left behind: {running:?}");
-}
-
-#[tokio::test]
-async fn pool_serves_the_other_role_while_one_keeps_crashing() {
-    let crash = Echo::new("pool-evaluator");
-    let sound = Echo::new("pool-opponent");
-    let pool = Pool::start(PoolConfig {
-        evaluator: config(fake(&["--crash-on-go", &crash.flag()])),
-        opponent: config(fake(&["--move=e7e5", &sound.flag()])),
-        threads: 1,
-    });
-    let after_e4 = || game_from(None, "e2e4");
-    let evaluator = query(after_e4(), Vec::new(), ChildLimit::Nodes(100));
-    let opponent = Query {
-        role: Role::Opponent,
-        ..evaluator.clone()
-    };
-    for round in 1..=2 {
-        let err = pool
-            .search(evaluator.clone(), CancellationToken::new())
-            .await
-            .map_err(child_fault)
-            .expect_err("the evaluator crashes on go");
-        assert!(
-            matches!(&err, ChildError::Died { engine, .. } if engine.contains("evaluator 1")),
-            "round {round}: {err:?}"
-        );
-        let report = report_of(
-            pool.search(opponent.clone(), CancellationToken::new())
-                .await,
-        );
-        assert_eq!(uci(report.best), "e7e5");
-        // Each failed search: the crashed child and its replacement.
-        assert_eq!(crash.count("uci"), 2 * round, "{:?}", crash.lines());
-    }
-    // The sound child was started once and kept.
-    assert_eq!(sound.count("uci"), 1, "{:?}", sound.lines());
-    assert_eq!(sound.count("go"), 2, "{:?}", sound.lines());
-    let running = children_with(sound.path());
-    assert_eq!(running.len(), 1, "the opponent's process: {running:?}");
-    pool.shutdown().await;
-    let left = left_behind(&running);
-    assert!(left.is_empty(), "processes left behind: {left:?}");
-    for echo in [&crash, &sound] {
-        let running = children_with(echo.path());
-        assert!(running.is_empty(), "processes left behind: {running:?}");
-    }
-    assert_eq!(sound.lines().last().map(String::as_str), Some("quit"));
 }
 
 #[tokio::test]
@@ -756,95 +399,6 @@ async fn a_dropped_search_is_drained_before_the_next_command() {
     assert!(pos.is_legal(report.best), "{}", uci(report.best));
     assert!(!report.stopped);
     client.quit(Duration::from_secs(1)).await;
-}
-
-#[tokio::test]
-async fn a_dropped_pool_search_frees_its_worker() {
-    let echo = Echo::new("pool-dropped");
-    let child = config(fake(&["--stall-after-go", "--answer-stop", &echo.flag()]));
-    let pool = Pool::start(PoolConfig {
-        evaluator: child.clone(),
-        opponent: child,
-        threads: 1,
-    });
-    // Nobody waits for this one any more after 200 ms.
-    let dropped = tokio::time::timeout(
-        Duration::from_millis(200),
-        pool.search(
-            startpos_query(ChildLimit::MoveTime(Duration::from_secs(3))),
-            CancellationToken::new(),
-        ),
-    )
-    .await;
-    assert!(dropped.is_err());
-    // The worker stops it and takes the next search at once.
-    let cancel = CancellationToken::new();
-    let stopper = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        stopper.cancel();
-    });
-    let started = Instant::now();
-    let report = report_of(
-        pool.search(
-            startpos_query(ChildLimit::MoveTime(Duration::from_secs(3))),
-            cancel,
-        )
-        .await,
-    );
-    assert!(report.stopped);
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "the worker was held by the abandoned search for {:?}",
-        started.elapsed()
-    );
-    assert_eq!(
-        echo.count("go"),
-        2,
-        "no retry of the abandoned search: {:?}",
-        echo.lines()
-    );
-    pool.shutdown().await;
-    assert!(children_with(echo.path()).is_empty());
-}
-
-// ---------------------------------------------------------------------------
-// Warm children
-
-#[tokio::test]
-async fn warm_children_see_ucinewgame_between_games_and_never_between_calls() {
-    let echo = Echo::new("warm");
-    let child = config(fake(&[&echo.flag()]));
-    let pool = Pool::start(PoolConfig {
-        evaluator: child.clone(),
-        opponent: child,
-        threads: 2,
-    });
-    pool.ready().await;
-    async fn search(pool: &Pool) -> Report {
-        let q = startpos_query(ChildLimit::Nodes(100));
-        report_of(pool.search(q, CancellationToken::new()).await)
-    }
-    for _ in 0..4 {
-        search(&pool).await;
-    }
-    assert_eq!(echo.count("go"), 4);
-    assert_eq!(echo.count("ucinewgame"), 0, "{:#?}", echo.lines());
-    // A new game: each child that searches again clears first, once.
-    pool.new_game();
-    let mut slots = std::collections::BTreeSet::new();
-    for _ in 0..4 {
-        slots.insert(search(&pool).await.slot);
-    }
-    assert_eq!(echo.count("ucinewgame"), slots.len(), "{:#?}", echo.lines());
-    let lines = echo.lines();
-    let first_clear = lines.iter().position(|l| l == "ucinewgame");
-    let gos_before = lines[..first_clear.unwrap_or(0)]
-        .iter()
-        .filter(|l| l.starts_with("go"))
-        .count();
-    assert_eq!(gos_before, 4, "cleared before the new game's searches only");
-    pool.shutdown().await;
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Tournament habits (issue 6): never a blind move, never a hang, `readyok`
 //! in order, clean stdout, no child outliving mpcmc, `<empty>` options.
-//! Fault cases run over `mpcmc-fake-engine`; chess over Stockfish and the
-//! built-in engine.
+//! Fault cases run over child processes written in `sh` (`common::sh_engine`);
+//! chess over Stockfish and the built-in engine.
 
 mod common;
 
@@ -10,20 +10,21 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Mpcmc, alive, assert_legal, position, stockfish};
+use common::{Mpcmc, alive, assert_legal, position, sh_engine, stockfish};
 
 const SECOND: Duration = Duration::from_secs(1);
-const FAKE: &str = env!("CARGO_BIN_EXE_mpcmc-fake-engine");
 
-/// `--evaluator=` the fake engine with `flags`, quoted for the shell-words
-/// split of the command line.
-fn fake_evaluator(flags: &[&str]) -> String {
-    let mut line = format!("--evaluator='{FAKE}'");
-    for f in flags {
-        line.push_str(&format!(" '{f}'"));
-    }
-    line
+/// `--evaluator=` a shell engine that runs `on_go` on `go` (after `on_uci`
+/// on `uci`).
+fn sh_evaluator(on_uci: &str, on_go: &str) -> String {
+    format!(
+        "--evaluator={}",
+        sh_engine(on_uci, on_go, None, "mpcmc-tournament-child")
+    )
 }
+
+/// Never answers `go`, nor `stop`.
+const STALL: &str = ":";
 
 /// The `nodes` of the last `info depth` line in `lines`.
 fn last_info_nodes(lines: &[String]) -> Option<u64> {
@@ -70,7 +71,7 @@ fn near_the_flag_the_move_is_searched_never_blind() {
 
 #[test]
 fn a_stalled_child_under_a_clock_still_yields_a_searched_move_in_time() {
-    let mut e = Mpcmc::start(&[&fake_evaluator(&["--stall-after-go"])]);
+    let mut e = Mpcmc::start(&[&sh_evaluator("", STALL)]);
     e.handshake();
     e.send("position startpos moves d2d4");
     let sent = Instant::now();
@@ -91,7 +92,7 @@ fn a_stalled_child_under_a_clock_still_yields_a_searched_move_in_time() {
 
 #[test]
 fn searches_without_a_clock_end_when_a_child_hangs() {
-    let mut e = Mpcmc::start(&[&fake_evaluator(&["--stall-after-go"])]);
+    let mut e = Mpcmc::start(&[&sh_evaluator("", STALL)]);
     e.handshake();
     for go in ["go depth 3", "go nodes 5000"] {
         e.send("position startpos");
@@ -163,7 +164,7 @@ fn readyok_comes_in_order_and_before_quit() {
 
 #[test]
 fn a_slow_child_does_not_hold_readyok_or_the_move() {
-    let mut e = Mpcmc::start(&[&fake_evaluator(&["--slow-start=9000"])]);
+    let mut e = Mpcmc::start(&[&sh_evaluator("sleep 9;", STALL)]);
     e.send("uci");
     e.until("uciok", 5 * SECOND);
     let sent = Instant::now();
@@ -203,10 +204,13 @@ fn control_characters_in_bad_input_never_reach_stdout() {
 
 #[test]
 fn a_hung_child_dies_with_a_killed_mpcmc() {
-    let mut e = Mpcmc::start(&[&fake_evaluator(&["--deaf-after-go"])]);
+    // On `go` the child ignores SIGTERM and never reads again: only SIGKILL
+    // ends it.
+    let deaf = r#"trap "" TERM; exec sleep 1000"#;
+    let mut e = Mpcmc::start(&[&sh_evaluator("", deaf)]);
     e.handshake();
     let children = e.children();
-    assert!(!children.is_empty(), "the fake child runs");
+    assert!(!children.is_empty(), "the shell child runs");
     e.send("position startpos");
     e.send("go infinite");
     thread::sleep(Duration::from_millis(300));

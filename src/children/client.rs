@@ -1,20 +1,23 @@
-//! A UCI client for one child engine process.
+//! A UCI client for one child engine.
 //!
 //! One command in flight at a time, methods named after the UCI verbs. Every
 //! read has a deadline. End of file means the child died (its exit status is
-//! reported); a deadline means it stalled: the two are different errors, and
-//! the pool restarts the child either way. A cancelled search is stopped with
-//! `stop` and drained to its `bestmove`, so the next command starts clean.
+//! reported when it is a process); a deadline means it stalled: the two are
+//! different errors, and the pool restarts the child either way. A cancelled
+//! search is stopped with `stop` and drained to its `bestmove`, so the next
+//! command starts clean.
+//!
+//! The client talks over any reader and writer ([`Client::over`]): a child
+//! process's pipes in play ([`Client::spawn`]), an in-memory pipe in the
+//! protocol and fault tests, where time is paused and a stall costs no wait.
 
-use std::{
-    process::Stdio,
-    time::{Duration, Instant},
-};
+use std::{future::Future, pin::Pin, process::Stdio, sync::Arc, time::Duration};
 
 use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
 use tokio::{
-    io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines},
-    process::{Child, ChildStdin, ChildStdout, Command},
+    io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines},
+    process::{Child, Command},
+    time::Instant,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -158,13 +161,34 @@ pub struct ChildConfig {
     pub clear_hash: bool,
 }
 
+/// What a client reads the child's lines from.
+pub type Reader = Box<dyn AsyncRead + Send + Unpin>;
+/// What a client writes the child's commands to.
+pub type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// A client being started.
+pub type Connecting = Pin<Box<dyn Future<Output = Result<Client, ChildError>> + Send>>;
+
+/// How a pool starts the client of a child that is not built in, from its
+/// configuration and label: [`spawn_processes`] in play; tests connect
+/// in-process fakes.
+pub type Connect = Arc<dyn Fn(ChildConfig, String) -> Connecting + Send + Sync>;
+
+/// Starts every child as the process its command line names.
+pub fn spawn_processes() -> Connect {
+    Arc::new(|config: ChildConfig, label: String| -> Connecting {
+        Box::pin(async move { Client::spawn(&config, label).await })
+    })
+}
+
 /// A running child engine.
 pub struct Client {
     /// Who this is, for messages: `evaluator 1 (/usr/games/stockfish)`.
     label: String,
-    child: Child,
-    stdin: ChildStdin,
-    stdout: Lines<BufReader<ChildStdout>>,
+    /// The child process, when there is one (not over an in-memory pipe).
+    process: Option<Child>,
+    stdin: Writer,
+    stdout: Lines<BufReader<Reader>>,
     /// `id name`, when the child gave one.
     pub name: Option<String>,
     /// The options the child declared.
@@ -200,11 +224,40 @@ impl Client {
                 source: std::io::Error::other("no pipes to the child"),
             });
         };
+        Client::start(
+            config,
+            label,
+            Box::new(stdout),
+            Box::new(stdin),
+            Some(child),
+        )
+        .await
+    }
+
+    /// Like [`Client::spawn`], over a child that is already running and
+    /// reached through `reader` and `writer`; `config.command` only names it.
+    pub async fn over(
+        config: &ChildConfig,
+        label: String,
+        reader: Reader,
+        writer: Writer,
+    ) -> Result<Client, ChildError> {
+        Client::start(config, label, reader, writer, None).await
+    }
+
+    /// The handshake, the options and `isready` of [`Client::spawn`].
+    async fn start(
+        config: &ChildConfig,
+        label: String,
+        reader: Reader,
+        writer: Writer,
+        process: Option<Child>,
+    ) -> Result<Client, ChildError> {
         let mut client = Client {
             label: format!("{label} ({})", config.command),
-            child,
-            stdin,
-            stdout: BufReader::new(stdout).lines(),
+            process,
+            stdin: writer,
+            stdout: BufReader::new(reader).lines(),
             name: None,
             options: Vec::new(),
             castling: config.castling,
@@ -431,19 +484,16 @@ impl Client {
         }
     }
 
-    /// `quit`, then kill if the child does not exit within `timeout`.
+    /// `quit`, then kill if the child process does not exit within
+    /// `timeout`.
     pub async fn quit(mut self, timeout: Duration) {
-        let written = async {
-            self.stdin.write_all(b"quit\n").await?;
-            self.stdin.flush().await
+        let _ = tokio::time::timeout(timeout, self.send(&GuiCommand::Quit, "quitting")).await;
+        let Some(mut child) = self.process.take() else {
+            return;
         };
-        let _ = tokio::time::timeout(timeout, written).await;
-        match tokio::time::timeout(timeout, self.child.wait()).await {
-            Ok(_) => {}
-            Err(_) => {
-                tracing::warn!("{} did not quit within {timeout:?}; killing it", self.label);
-                let _ = self.child.kill().await;
-            }
+        if tokio::time::timeout(timeout, child.wait()).await.is_err() {
+            tracing::warn!("{} did not quit within {timeout:?}; killing it", self.label);
+            let _ = child.kill().await;
         }
     }
 
@@ -480,7 +530,7 @@ impl Client {
     ) -> Result<EngineLine, ChildError> {
         let deadline = since + limit;
         loop {
-            let read = tokio::time::timeout_at(deadline.into(), self.stdout.next_line()).await;
+            let read = tokio::time::timeout_at(deadline, self.stdout.next_line()).await;
             let line = match read {
                 Err(_) => {
                     return Err(ChildError::Stalled {
@@ -509,14 +559,21 @@ impl Client {
         }
     }
 
-    /// The error for a child whose pipe closed, with its exit status if it has
-    /// one by now.
+    /// The error for a child whose pipe closed, with its exit status if it is
+    /// a process and has one by now.
     async fn died(&mut self, doing: &str, io: Option<std::io::Error>) -> ChildError {
-        let status = tokio::time::timeout(Duration::from_millis(200), self.child.wait()).await;
-        let status = match (status, io) {
-            (Ok(Ok(s)), _) => s.to_string(),
-            (_, Some(e)) => format!("pipe error: {e}"),
-            _ => "end of output, still running".to_owned(),
+        let exited = match self.process.as_mut() {
+            Some(child) => tokio::time::timeout(Duration::from_millis(200), child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok),
+            None => None,
+        };
+        let status = match (exited, io) {
+            (Some(s), _) => s.to_string(),
+            (None, Some(e)) => format!("pipe error: {e}"),
+            (None, None) if self.process.is_some() => "end of output, still running".to_owned(),
+            (None, None) => "end of output".to_owned(),
         };
         ChildError::Died {
             engine: self.label.clone(),

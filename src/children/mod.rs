@@ -8,8 +8,12 @@
 
 pub mod client;
 pub mod command;
+#[cfg(test)]
+mod fake;
 pub mod inprocess;
 pub mod pool;
+#[cfg(test)]
+mod tests;
 
 pub use client::{ChildConfig, ChildError, Client, SearchError};
 pub use command::EngineCommand;

@@ -28,7 +28,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     children::{
-        client::{ChildConfig, ChildError, Client, QUIT_TIMEOUT, SearchError},
+        client::{
+            ChildConfig, ChildError, Client, Connect, QUIT_TIMEOUT, SearchError, spawn_processes,
+        },
         inprocess::{InProcess, is_builtin, shared_table},
     },
     mpc::{ChildLimit, Children, Query, Report, Role, game},
@@ -329,6 +331,12 @@ impl Pool {
     /// Starts the workers; each spawns its children at once, so they are ready
     /// (or known broken) by the first search.
     pub fn start(config: PoolConfig) -> Pool {
+        Pool::start_with(config, spawn_processes())
+    }
+
+    /// [`Pool::start`], with children that are not built in started by
+    /// `connect` (the tests' in-process fakes).
+    pub fn start_with(config: PoolConfig, connect: Connect) -> Pool {
         let workers = config.threads.max(1);
         let queue = Arc::new(Queue::new(workers));
         let games = Arc::new(AtomicU64::new(0));
@@ -345,6 +353,7 @@ impl Pool {
                     evaluator: None,
                     opponent: None,
                     tables: tables.clone(),
+                    connect: connect.clone(),
                     games: games.clone(),
                     game: 0,
                 };
@@ -514,9 +523,10 @@ impl Tables {
     }
 }
 
-/// A child engine: a process, or the built-in engine in this process.
+/// A child engine: one spoken to over UCI (a process; a test's fake), or
+/// the built-in engine in this process.
 enum Child {
-    Process(Box<Client>),
+    Uci(Box<Client>),
     Builtin(InProcess),
 }
 
@@ -527,13 +537,14 @@ impl Child {
         config: &ChildConfig,
         label: String,
         table: Option<Arc<TranspositionTable>>,
+        connect: &Connect,
     ) -> Result<Child, ChildError> {
         if is_builtin(&config.command) {
             Ok(Child::Builtin(InProcess::new(config, label, table)))
         } else {
-            Client::spawn(config, label)
+            connect(config.clone(), label)
                 .await
-                .map(|c| Child::Process(Box::new(c)))
+                .map(|c| Child::Uci(Box::new(c)))
         }
     }
 
@@ -543,13 +554,13 @@ impl Child {
         cancel: &CancellationToken,
     ) -> Result<Report, SearchError> {
         match self {
-            Child::Process(client) => client.search(query, cancel).await,
+            Child::Uci(client) => client.search(query, cancel).await,
             Child::Builtin(engine) => engine.search(query, cancel).await,
         }
     }
 
     async fn quit(self, timeout: Duration) {
-        if let Child::Process(client) = self {
+        if let Child::Uci(client) = self {
             client.quit(timeout).await;
         }
     }
@@ -557,7 +568,7 @@ impl Child {
     /// `ucinewgame`: forget what was learned.
     async fn new_game(&mut self) -> Result<(), ChildError> {
         match self {
-            Child::Process(client) => client.ucinewgame().await,
+            Child::Uci(client) => client.ucinewgame().await,
             Child::Builtin(engine) => {
                 engine.new_game();
                 Ok(())
@@ -573,6 +584,7 @@ struct Worker {
     evaluator: Option<Child>,
     opponent: Option<Child>,
     tables: Tables,
+    connect: Connect,
     /// The pool's `ucinewgame` count, and the one this worker's children saw.
     games: Arc<AtomicU64>,
     game: u64,
@@ -708,7 +720,7 @@ impl Worker {
         let slot = self.slot(role);
         let child = match slot.take() {
             Some(child) => child,
-            None => Child::start(&config, label, table).await?,
+            None => Child::start(&config, label, table, &self.connect).await?,
         };
         Ok(self.slot(role).insert(child))
     }

@@ -641,19 +641,31 @@ mod tests {
         }
     }
 
-    /// A scripted failure: never a stall unless the key says so.
+    /// A scripted failure, a stall or not, and what it says.
     #[derive(Debug)]
-    struct ScriptedFailure(String);
+    struct ScriptedFailure {
+        stall: bool,
+        message: String,
+    }
+
+    impl ScriptedFailure {
+        fn fault(message: String) -> ScriptedFailure {
+            ScriptedFailure {
+                stall: false,
+                message,
+            }
+        }
+    }
 
     impl std::fmt::Display for ScriptedFailure {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str(&self.0)
+            f.write_str(&self.message)
         }
     }
 
     impl ChildFault for ScriptedFailure {
         fn is_stall(&self) -> bool {
-            self.0.contains("stall")
+            self.stall
         }
         fn is_cancelled(&self) -> bool {
             false
@@ -673,12 +685,15 @@ mod tests {
             }
             let pos = q.position();
             if self.fail.contains(&k) {
-                return Err(ScriptedFailure(format!("scripted failure at '{k}'")));
+                return Err(ScriptedFailure::fault(format!("scripted failure at '{k}'")));
             }
             if self.stall.contains(&k) {
                 // The first call to stall ends the pass; no other call must
                 // be waited for.
-                return Err(ScriptedFailure(format!("scripted stall at '{k}'")));
+                return Err(ScriptedFailure {
+                    stall: true,
+                    message: format!("scripted stall at '{k}'"),
+                });
             }
             match q.role {
                 Role::Opponent => {
@@ -706,7 +721,7 @@ mod tests {
                     }
                     let (m, s) = self
                         .root
-                        .ok_or_else(|| ScriptedFailure("no root script".into()))?;
+                        .ok_or_else(|| ScriptedFailure::fault("no root script".into()))?;
                     Ok(report(&pos, m, s))
                 }
                 Role::Evaluator => {

@@ -24,6 +24,23 @@ pub fn stockfish() -> &'static str {
     path
 }
 
+/// A real child process for fault tests, in POSIX `sh`, as a child command
+/// line: it answers `uci` (after running `on_uci`, shell commands ending in
+/// `;`, or nothing) and `isready`, runs `on_go` on every `go`, ignores
+/// everything else, and exits on `quit` or end of input. With `echo`, every
+/// line it reads is appended to that file. Its `$0` is `marker`, so a test
+/// finds its processes by command line. The in-process fake
+/// (`src/children/fake.rs`) covers the protocol's faults; this one is for
+/// what only a process does: exit with a status, hang past SIGTERM.
+pub fn sh_engine(on_uci: &str, on_go: &str, echo: Option<&Path>, marker: &str) -> String {
+    let log = echo.map_or(String::new(), |p| {
+        format!("echo \"$l\" >> {}; ", p.display())
+    });
+    format!(
+        "sh -c 'while read -r l; do {log}case \"$l\" in uci) {on_uci} echo uciok;; isready) echo readyok;; go*) {on_go};; quit) exit 0;; esac; done' {marker}"
+    )
+}
+
 /// The child engine a meta-engine test runs over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChildKind {

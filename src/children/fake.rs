@@ -1,0 +1,184 @@
+//! A fake UCI engine in this process, for the child-side fault tests.
+//!
+//! It speaks just enough UCI to be driven by [`Client`] and answers every
+//! `go` with one fixed move; it never plays chess. Its command line is a
+//! list of flags that make it misbehave the way real children do:
+//!
+//! - `--crash-on-go`: on `go`, close its end of the pipe, printing nothing;
+//! - `--stall-after-go`: never answer `go`; with `--answer-stop`, a `stop`
+//!   then gets the `bestmove`;
+//! - `--stall-on-uci`: never send `uciok`;
+//! - `--garbage`: print a non-UCI line and an `info` of unknown tokens before
+//!   every real line;
+//! - `--illegal-bestmove`: answer `bestmove a1a1`;
+//! - `--none-bestmove`: answer `bestmove (none)`;
+//! - `--move=<uci>`: the move to answer (default `e2e4`).
+//!
+//! Every line it receives is kept in a [`Heard`] the test reads. It talks
+//! over an in-memory pipe, so tests run with time paused: a stall costs its
+//! deadline in virtual time only. What only a process can do (exit with a
+//! status, outlive its parent) is tested over real processes in
+//! `tests/child_faults.rs`.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+use crate::children::client::{ChildConfig, ChildError, Client, Connect, Connecting};
+
+/// The fake's behaviour, from its flags.
+#[derive(Debug, Clone, Default)]
+pub struct Fake {
+    crash_on_go: bool,
+    stall_after_go: bool,
+    answer_stop: bool,
+    stall_on_uci: bool,
+    garbage: bool,
+    illegal_bestmove: bool,
+    none_bestmove: bool,
+    best: Option<String>,
+}
+
+/// Every line the fakes of a test received, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Heard(Arc<Mutex<Vec<String>>>);
+
+impl Heard {
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// How many lines start with `verb`.
+    pub fn count(&self, verb: &str) -> usize {
+        self.lines()
+            .iter()
+            .filter(|l| l.split_whitespace().next() == Some(verb))
+            .count()
+    }
+
+    fn push(&self, line: &str) {
+        if let Ok(mut lines) = self.0.lock() {
+            lines.push(line.to_owned());
+        }
+    }
+}
+
+impl Fake {
+    /// The fake a command line of flags describes.
+    ///
+    /// # Panics
+    /// On an unknown flag: a test's typo.
+    pub fn parse(command: &str) -> Fake {
+        let mut fake = Fake::default();
+        for arg in command.split_whitespace() {
+            match arg {
+                "--crash-on-go" => fake.crash_on_go = true,
+                "--stall-after-go" => fake.stall_after_go = true,
+                "--answer-stop" => fake.answer_stop = true,
+                "--stall-on-uci" => fake.stall_on_uci = true,
+                "--garbage" => fake.garbage = true,
+                "--illegal-bestmove" => fake.illegal_bestmove = true,
+                "--none-bestmove" => fake.none_bestmove = true,
+                _ => match arg.strip_prefix("--move=") {
+                    Some(m) => fake.best = Some(m.to_owned()),
+                    None => panic!("fake engine: unknown flag '{arg}'"),
+                },
+            }
+        }
+        fake
+    }
+
+    /// The move written after `bestmove` (and in the `info … pv`).
+    fn answer(&self) -> &str {
+        if self.none_bestmove {
+            "(none)"
+        } else if self.illegal_bestmove {
+            "a1a1"
+        } else {
+            self.best.as_deref().unwrap_or("e2e4")
+        }
+    }
+
+    fn search_result(&self) -> Vec<String> {
+        let best = self.answer();
+        let mut lines = Vec::new();
+        if best != "(none)" {
+            lines.push(format!("info depth 1 score cp 10 nodes 1 pv {best}"));
+        }
+        lines.push(format!("bestmove {best}"));
+        lines
+    }
+
+    /// Runs the fake on a task; the client's end of the pipe.
+    fn start(self, heard: Heard) -> DuplexStream {
+        let (client_end, fake_end) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            // A closed pipe ends the fake, as it ends a process.
+            let _ = self.serve(fake_end, heard).await;
+        });
+        client_end
+    }
+
+    async fn serve(self, pipe: DuplexStream, heard: Heard) -> std::io::Result<()> {
+        let (reader, mut writer) = tokio::io::split(pipe);
+        let mut lines = BufReader::new(reader).lines();
+        // A `go` left unanswered (stall mode), waiting for `stop`.
+        let mut pending = false;
+        while let Some(line) = lines.next_line().await? {
+            heard.push(&line);
+            let mut out: Vec<String> = Vec::new();
+            match line.split_whitespace().next().unwrap_or("") {
+                "uci" => {
+                    out.push("id name fake-engine".to_owned());
+                    out.push("id author mpcmc tests".to_owned());
+                    out.push("option name Hash type spin default 16 min 1 max 1024".to_owned());
+                    out.push("option name Threads type spin default 1 min 1 max 1".to_owned());
+                    if !self.stall_on_uci {
+                        out.push("uciok".to_owned());
+                    }
+                }
+                "isready" => out.push("readyok".to_owned()),
+                "go" if self.crash_on_go => return Ok(()),
+                "go" if self.stall_after_go => pending = true,
+                "go" => out = self.search_result(),
+                "stop" if pending && self.answer_stop => {
+                    pending = false;
+                    out = self.search_result();
+                }
+                "quit" => return Ok(()),
+                _ => {}
+            }
+            for line in out {
+                if self.garbage {
+                    writer.write_all(b"%%% not uci %%%\n").await?;
+                    writer
+                        .write_all(b"info frobnicate 7 wibble wobble-wobble\n")
+                        .await?;
+                }
+                writer.write_all(format!("{line}\n").as_bytes()).await?;
+            }
+            writer.flush().await?;
+        }
+        Ok(())
+    }
+}
+
+/// Connects a client to a fake: the fake is `config.command`'s flags.
+pub async fn connect(
+    config: &ChildConfig,
+    label: &str,
+    heard: &Heard,
+) -> Result<Client, ChildError> {
+    let pipe = Fake::parse(&config.command).start(heard.clone());
+    let (reader, writer) = tokio::io::split(pipe);
+    Client::over(config, label.to_owned(), Box::new(reader), Box::new(writer)).await
+}
+
+/// For a pool: every child not built in is a fake, heard by `heard`.
+pub fn fakes(heard: &Heard) -> Connect {
+    let heard = heard.clone();
+    Arc::new(move |config: ChildConfig, label: String| -> Connecting {
+        let heard = heard.clone();
+        Box::pin(async move { connect(&config, &label, &heard).await })
+    })
+}

@@ -1,0 +1,560 @@
+//! The child side under fault injection, in process: [`Client`] and [`Pool`]
+//! over the fake engine of [`super::fake`], with time paused, so a stall
+//! costs its deadline in virtual time and every deadline is checked exactly.
+//! What needs a real process (an exit status, no process left behind, a
+//! child outliving a killed mpcmc) is in `tests/child_faults.rs` and
+//! `tests/tournament.rs`.
+
+use std::{sync::Arc, time::Duration};
+
+use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    children::{
+        ChildConfig, ChildError, Client, Pool, PoolConfig, SearchError,
+        client::{Connect, Connecting, HANDSHAKE_TIMEOUT, STOP_TIMEOUT, stall_deadline},
+        fake::{Heard, connect, fakes},
+    },
+    mpc::{ChildLimit, Children, Game, Query, Report, Role, Value},
+};
+
+const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+fn config(flags: &str) -> ChildConfig {
+    ChildConfig {
+        command: flags.to_owned(),
+        options: Vec::new(),
+        castling: CastlingMode::Standard,
+        clear_hash: false,
+    }
+}
+
+fn game_from(fen: Option<&str>, moves: &str) -> Game {
+    let mut game = match fen {
+        None => Game::default(),
+        Some(fen) => Game::from_fen(fen, CastlingMode::Standard).expect("test FEN"),
+    };
+    for uci in moves.split_whitespace() {
+        game.push_uci(&uci.parse().expect("test move"))
+            .expect("legal test move");
+    }
+    game
+}
+
+/// Moves in UCI notation, legal in turn from the game's current position.
+fn line_from(game: &Game, moves: &str) -> Vec<Move> {
+    let mut pos = game.position().clone();
+    moves
+        .split_whitespace()
+        .map(|uci| {
+            let m = uci
+                .parse::<UciMove>()
+                .expect("test move")
+                .to_move(&pos)
+                .expect("legal test move");
+            pos.play_unchecked(m);
+            m
+        })
+        .collect()
+}
+
+fn query(game: Game, line: Vec<Move>, limit: ChildLimit) -> Query {
+    Query {
+        role: Role::Evaluator,
+        game: Arc::new(game),
+        line,
+        limit,
+    }
+}
+
+fn startpos_query(limit: ChildLimit) -> Query {
+    query(Game::default(), Vec::new(), limit)
+}
+
+fn uci(m: Move) -> String {
+    UciMove::from_move(m, CastlingMode::Standard).to_string()
+}
+
+async fn client(flags: &str, label: &str, heard: &Heard) -> Client {
+    match connect(&config(flags), label, heard).await {
+        Ok(client) => client,
+        Err(e) => panic!("could not start the fake '{flags}': {e}"),
+    }
+}
+
+fn report_of(result: Result<Report, SearchError>) -> Report {
+    result.unwrap_or_else(|e| panic!("the search failed: {e}"))
+}
+
+/// A search's failure, which must be the child's fault (not a cancel).
+fn child_fault(e: SearchError) -> ChildError {
+    match e {
+        SearchError::Child(e) => e,
+        other => panic!("expected a child's fault, got {other:?}"),
+    }
+}
+
+/// Lets the fakes read what was last written to them (a client's `quit`
+/// does not wait for a fake as it waits for a process): time is paused, so
+/// every task runs until it waits before the clock moves on.
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(1)).await;
+}
+
+/// A token cancelled `after` from now (virtual time).
+fn cancelled_after(after: Duration) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        trigger.cancel();
+    });
+    cancel
+}
+
+// ---------------------------------------------------------------------------
+// A search that fails: one row per fault
+
+/// The error a fault must come back as.
+#[derive(Debug)]
+enum Want {
+    Died,
+    Stalled {
+        waiting_for: &'static str,
+    },
+    BadAnswer {
+        line: &'static str,
+        fen: &'static str,
+    },
+}
+
+struct Fault {
+    flags: &'static str,
+    /// Moves from the start position to the searched one.
+    moves: &'static str,
+    limit: ChildLimit,
+    /// The asker cancels this long after the search starts.
+    cancel_after: Option<Duration>,
+    want: Want,
+    /// The error's message contains each.
+    says: &'static [&'static str],
+    /// The search fails exactly this long after it started.
+    took: Duration,
+}
+
+fn faults() -> Vec<Fault> {
+    let movetime = ChildLimit::MoveTime(Duration::from_millis(50));
+    let long = ChildLimit::MoveTime(Duration::from_secs(60));
+    vec![
+        Fault {
+            flags: "--crash-on-go",
+            moves: "",
+            limit: ChildLimit::Nodes(100),
+            cancel_after: None,
+            want: Want::Died,
+            says: &["--crash-on-go", "died while searching", "end of output"],
+            took: Duration::ZERO,
+        },
+        Fault {
+            flags: "--stall-after-go",
+            moves: "",
+            limit: movetime,
+            cancel_after: None,
+            want: Want::Stalled {
+                waiting_for: "bestmove",
+            },
+            says: &["no bestmove"],
+            // Counted from `go`.
+            took: stall_deadline(movetime),
+        },
+        Fault {
+            // `stop` is ignored too: stalled STOP_TIMEOUT after the cancel.
+            flags: "--stall-after-go",
+            moves: "",
+            limit: long,
+            cancel_after: Some(Duration::from_millis(100)),
+            want: Want::Stalled {
+                waiting_for: "bestmove",
+            },
+            says: &["no bestmove"],
+            took: Duration::from_millis(100) + STOP_TIMEOUT,
+        },
+        Fault {
+            flags: "--illegal-bestmove",
+            moves: "",
+            limit: ChildLimit::Nodes(100),
+            cancel_after: None,
+            want: Want::BadAnswer {
+                line: "bestmove a1a1",
+                fen: START_FEN,
+            },
+            says: &["illegal move", "go nodes 100"],
+            took: Duration::ZERO,
+        },
+        Fault {
+            flags: "--none-bestmove",
+            moves: "e2e4 e7e5",
+            limit: ChildLimit::Depth(3),
+            cancel_after: None,
+            want: Want::BadAnswer {
+                line: "bestmove (none)",
+                fen: "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+            },
+            says: &["no move", "go depth 3"],
+            took: Duration::ZERO,
+        },
+    ]
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_fault_is_its_own_error_naming_the_child_at_its_deadline() {
+    for (i, f) in faults().into_iter().enumerate() {
+        let label = format!("fault {i}");
+        let heard = Heard::default();
+        let mut client = client(f.flags, &label, &heard).await;
+        let cancel = match f.cancel_after {
+            Some(after) => cancelled_after(after),
+            None => CancellationToken::new(),
+        };
+        let started = Instant::now();
+        let q = query(game_from(None, f.moves), Vec::new(), f.limit);
+        let err = client
+            .search(&q, &cancel)
+            .await
+            .map_err(child_fault)
+            .expect_err("a faulty child cannot answer");
+        let took = started.elapsed();
+        let message = err.to_string();
+        match (&f.want, &err) {
+            (Want::Died, ChildError::Died { engine, doing, .. }) => {
+                assert!(engine.contains(&label), "{message}");
+                assert_eq!(doing, "searching", "{message}");
+            }
+            (
+                Want::Stalled { waiting_for },
+                ChildError::Stalled {
+                    engine,
+                    waiting_for: w,
+                    after,
+                },
+            ) => {
+                assert!(engine.contains(&label), "{message}");
+                assert_eq!(w, waiting_for, "{message}");
+                let since = f.cancel_after.map_or(f.took, |c| f.took - c);
+                assert_eq!(*after, since, "{message}");
+            }
+            (
+                Want::BadAnswer { line, fen },
+                ChildError::BadAnswer {
+                    engine,
+                    line: l,
+                    fen: at,
+                    ..
+                },
+            ) => {
+                assert!(engine.contains(&label), "{message}");
+                assert_eq!(l, line, "{message}");
+                assert_eq!(at, fen, "{message}");
+            }
+            (want, got) => panic!("{}: expected {want:?}, got {got:?}", f.flags),
+        }
+        for s in f.says {
+            assert!(message.contains(s), "'{s}' not in: {message}");
+        }
+        assert_eq!(took, f.took, "{}: {message}", f.flags);
+        assert!(err.needs_restart(), "{message}");
+        client.quit(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_uciok_is_stalled_at_the_handshake_deadline() {
+    let started = Instant::now();
+    let result = connect(&config("--stall-on-uci"), "mute", &Heard::default()).await;
+    let took = started.elapsed();
+    let err = match result {
+        Ok(_) => panic!("a child that never sends uciok cannot start"),
+        Err(e) => e,
+    };
+    let message = err.to_string();
+    match &err {
+        ChildError::Stalled {
+            engine,
+            waiting_for,
+            after,
+        } => {
+            assert!(engine.contains("mute"), "{message}");
+            assert_eq!(*waiting_for, "uciok", "{message}");
+            assert_eq!(*after, HANDSHAKE_TIMEOUT, "{message}");
+        }
+        other => panic!("expected ChildError::Stalled, got {other:?}"),
+    }
+    assert_eq!(took, HANDSHAKE_TIMEOUT);
+    assert!(message.contains("no uciok"), "{message}");
+}
+
+// ---------------------------------------------------------------------------
+// A search that succeeds
+
+#[tokio::test(start_paused = true)]
+async fn cancel_stops_the_search_and_reports_stopped() {
+    let heard = Heard::default();
+    let mut client = client("--stall-after-go --answer-stop", "stoppable", &heard).await;
+    // A long movetime: only `stop` can end this search early.
+    let q = startpos_query(ChildLimit::MoveTime(Duration::from_secs(60)));
+    for round in 0..2 {
+        let cancel = cancelled_after(Duration::from_millis(200));
+        let started = Instant::now();
+        let report = report_of(client.search(&q, &cancel).await);
+        assert!(report.stopped, "round {round}: {report:?}");
+        assert_eq!(uci(report.best), "e2e4");
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_millis(200),
+            "round {round}"
+        );
+    }
+    // Drained after each stop: one go, one stop per search, nothing else.
+    assert_eq!(heard.count("go"), 2, "{:?}", heard.lines());
+    assert_eq!(heard.count("stop"), 2, "{:?}", heard.lines());
+    client.quit(Duration::from_millis(100)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn garbage_lines_are_skipped() {
+    let heard = Heard::default();
+    let mut client = client("--garbage --move=d2d4", "noisy", &heard).await;
+    assert_eq!(client.name.as_deref(), Some("fake-engine"));
+    let names: Vec<_> = client.options.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["Hash", "Threads"]);
+    let report = report_of(
+        client
+            .search(
+                &startpos_query(ChildLimit::Nodes(100)),
+                &CancellationToken::new(),
+            )
+            .await,
+    );
+    assert_eq!(uci(report.best), "d2d4");
+    assert_eq!(report.score, Some(Value::cp(10)));
+    assert_eq!((report.depth, report.nodes), (1, 1));
+    assert_eq!(report.pv, [report.best]);
+    assert!(!report.stopped);
+    client.quit(Duration::from_millis(100)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
+    // From the start position, with hash clearing and options.
+    let heard = Heard::default();
+    let mut child = config("--move=d2d3");
+    child.clear_hash = true;
+    child.options = vec![
+        ("hash".to_owned(), "32".to_owned()),
+        ("No Such Option".to_owned(), "1".to_owned()),
+    ];
+    let mut client = connect(&child, "historian", &heard)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let game = game_from(None, "e2e4 e7e5 g1f3 b8c6 f1c4 f8c5");
+    let line = line_from(&game, "e1g1 g8f6");
+    let q = query(game, line, ChildLimit::Nodes(1000));
+    for _ in 0..2 {
+        let report = report_of(client.search(&q, &CancellationToken::new()).await);
+        assert_eq!(uci(report.best), "d2d3");
+    }
+    client.quit(Duration::from_millis(100)).await;
+    settle().await;
+    let position = "position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 f8c5 e1g1 g8f6";
+    let search = ["ucinewgame", "isready", position, "go nodes 1000"];
+    let mut want = vec!["uci", "setoption name Hash value 32", "isready"];
+    want.extend(search);
+    want.extend(search);
+    want.push("quit");
+    assert_eq!(heard.lines(), want);
+
+    // From a FEN, without hash clearing, castling written the Chess960 way.
+    let heard = Heard::default();
+    let fen = "r1bqk1nr/pppp1ppp/2n5/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
+    let mut child = config("--move=e8h8");
+    child.castling = CastlingMode::Chess960;
+    let mut client = connect(&child, "historian960", &heard)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let game = game_from(Some(fen), "d2d3 g8f6");
+    let line = line_from(&game, "e1g1");
+    let q = query(game, line, ChildLimit::MoveTime(Duration::from_millis(20)));
+    let report = report_of(client.search(&q, &CancellationToken::new()).await);
+    assert!(
+        matches!(report.best, Move::Castle { .. }),
+        "king takes rook is castling: {:?}",
+        report.best
+    );
+    client.quit(Duration::from_millis(100)).await;
+    settle().await;
+    let position = format!("position fen {fen} moves d2d3 g8f6 e1h1");
+    assert_eq!(
+        heard.lines(),
+        ["uci", "isready", &position, "go movetime 20", "quit"]
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Pool
+
+fn pool_of(evaluator: &str, opponent: &str, threads: usize, heard: &Heard) -> Pool {
+    Pool::start_with(
+        PoolConfig {
+            evaluator: config(evaluator),
+            opponent: config(opponent),
+            threads,
+        },
+        fakes(heard),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn pool_retries_a_crashed_child_once_then_fails() {
+    let heard = Heard::default();
+    let pool = pool_of("--crash-on-go", "--crash-on-go", 1, &heard);
+    let err = pool
+        .search(
+            startpos_query(ChildLimit::Nodes(100)),
+            CancellationToken::new(),
+        )
+        .await
+        .map_err(child_fault)
+        .expect_err("both children crash on go");
+    assert!(
+        matches!(&err, ChildError::Died { engine, .. } if engine.contains("child 1")),
+        "{err:?}"
+    );
+    // The first child, then one fresh child for the retry.
+    assert_eq!(heard.count("uci"), 2, "{:?}", heard.lines());
+    assert_eq!(heard.count("go"), 2, "{:?}", heard.lines());
+    pool.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn pool_serves_the_other_role_while_one_keeps_crashing() {
+    let (crash, sound) = (Heard::default(), Heard::default());
+    // Each role's fakes report to their own `Heard`.
+    let connect_by_role: Connect = {
+        let (crash, sound) = (crash.clone(), sound.clone());
+        Arc::new(move |config: ChildConfig, label: String| -> Connecting {
+            let heard = if config.command.contains("crash") {
+                crash.clone()
+            } else {
+                sound.clone()
+            };
+            Box::pin(async move { connect(&config, &label, &heard).await })
+        })
+    };
+    let pool = Pool::start_with(
+        PoolConfig {
+            evaluator: config("--crash-on-go"),
+            opponent: config("--move=e7e5"),
+            threads: 1,
+        },
+        connect_by_role,
+    );
+    let evaluator = query(game_from(None, "e2e4"), Vec::new(), ChildLimit::Nodes(100));
+    let opponent = Query {
+        role: Role::Opponent,
+        ..evaluator.clone()
+    };
+    for round in 1..=2 {
+        let err = pool
+            .search(evaluator.clone(), CancellationToken::new())
+            .await
+            .map_err(child_fault)
+            .expect_err("the evaluator crashes on go");
+        assert!(
+            matches!(&err, ChildError::Died { engine, .. } if engine.contains("evaluator 1")),
+            "round {round}: {err:?}"
+        );
+        let report = report_of(
+            pool.search(opponent.clone(), CancellationToken::new())
+                .await,
+        );
+        assert_eq!(uci(report.best), "e7e5");
+        // Each failed search: the crashed child and its replacement.
+        assert_eq!(crash.count("uci"), 2 * round, "{:?}", crash.lines());
+    }
+    // The sound child was started once and kept.
+    assert_eq!(sound.count("uci"), 1, "{:?}", sound.lines());
+    assert_eq!(sound.count("go"), 2, "{:?}", sound.lines());
+    pool.shutdown().await;
+    settle().await;
+    assert_eq!(sound.lines().last().map(String::as_str), Some("quit"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_pool_search_frees_its_worker() {
+    let heard = Heard::default();
+    let fake = "--stall-after-go --answer-stop";
+    let pool = pool_of(fake, fake, 1, &heard);
+    let limit = ChildLimit::MoveTime(Duration::from_secs(3));
+    // Nobody waits for this one any more after 200 ms.
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(200),
+        pool.search(startpos_query(limit), CancellationToken::new()),
+    )
+    .await;
+    assert!(dropped.is_err());
+    // The worker stops it and takes the next search at once.
+    let started = Instant::now();
+    let cancel = cancelled_after(Duration::from_millis(100));
+    let report = report_of(pool.search(startpos_query(limit), cancel).await);
+    assert!(report.stopped);
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(100),
+        "the worker was held by the abandoned search"
+    );
+    assert_eq!(
+        heard.count("go"),
+        2,
+        "no retry of the abandoned search: {:?}",
+        heard.lines()
+    );
+    pool.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn warm_children_see_ucinewgame_between_games_and_never_between_calls() {
+    let heard = Heard::default();
+    let pool = pool_of("", "", 2, &heard);
+    pool.ready().await;
+    async fn search(pool: &Pool) -> Report {
+        let q = startpos_query(ChildLimit::Nodes(100));
+        report_of(pool.search(q, CancellationToken::new()).await)
+    }
+    for _ in 0..4 {
+        search(&pool).await;
+    }
+    assert_eq!(heard.count("go"), 4);
+    assert_eq!(heard.count("ucinewgame"), 0, "{:#?}", heard.lines());
+    // A new game: each child that searches again clears first, once.
+    pool.new_game();
+    let mut slots = std::collections::BTreeSet::new();
+    for _ in 0..4 {
+        slots.insert(search(&pool).await.slot);
+    }
+    assert_eq!(
+        heard.count("ucinewgame"),
+        slots.len(),
+        "{:#?}",
+        heard.lines()
+    );
+    let lines = heard.lines();
+    let first_clear = lines.iter().position(|l| l == "ucinewgame");
+    let gos_before = lines[..first_clear.unwrap_or(0)]
+        .iter()
+        .filter(|l| l.starts_with("go"))
+        .count();
+    assert_eq!(gos_before, 4, "cleared before the new game's searches only");
+    pool.shutdown().await;
+}
