@@ -2,7 +2,8 @@
 //! other UCI engines (MPC-MC).
 //!
 //! - [`protocol`] is the UCI codec (the `mpcmc-protocol` crate).
-//! - [`uci`] faces the GUI: options, time, the session.
+//! - [`uci`] faces the GUI: the meta-engine's answers to a session, options,
+//!   time.
 //! - [`children`] faces the child engines: processes, the UCI client, the
 //!   built-in engine in process, the pool.
 //! - [`mpc`] is the decision logic, knowing children only through a trait.

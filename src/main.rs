@@ -7,12 +7,17 @@ use anyhow::Context;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use mpcmc::{
     bench,
-    protocol::{OptionType, output::Output},
+    protocol::{
+        OptionType,
+        output::Output,
+        session::{Input, Searcher, Session, spawn_reader},
+    },
     uci::{
-        options::{Options, flag_name, names},
-        session::{Mode, Session, spawn_reader},
+        meta::Meta,
+        options::{EngineAlone, Options, flag_name, names},
     },
 };
+use mpcmc_builtin::uci::Standalone;
 
 /// A chess meta-engine: MPC-MC lookahead over child UCI engines.
 #[derive(Parser, Debug)]
@@ -83,11 +88,8 @@ fn main() -> anyhow::Result<()> {
     mpcmc::log::init();
     let matches = with_option_flags(Cli::command()).get_matches();
     let cli = Cli::from_arg_matches(&matches)?;
+    // `--log-file` takes effect here, as it is set.
     let options = options_from(&matches)?;
-    if !options.log_file.is_empty() {
-        mpcmc::log::set_file(&options.log_file)
-            .with_context(|| format!("cannot open log file '{}'", options.log_file))?;
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("mpcmc")
@@ -121,27 +123,26 @@ fn main() -> anyhow::Result<()> {
             )?;
             Ok(())
         }
-        None | Some(Cmd::Engine { action: None }) => {
-            let mode = match cli.command {
-                Some(Cmd::Engine { .. }) => Mode::Builtin,
-                _ => Mode::Meta,
-            };
-            let (out, writer) =
-                Output::start(io::stdout()).context("cannot start stdout writer")?;
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            spawn_reader(io::BufReader::new(io::stdin()), tx)
-                .context("cannot start stdin reader")?;
-            runtime.block_on(Session::new(mode, options, out).run(rx));
-            // Tasks still alive go with the runtime (their searches are told
-            // to stop when dropped); the stdin reader may still block on a
-            // read: it is not waited for.
-            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-            // The writer drains and ends with the last Output handle; a
-            // search thread that never ends must not keep mpcmc alive.
-            if !writer.wait(std::time::Duration::from_secs(2)) {
-                tracing::warn!("output still held 2 s after quit; exiting anyway");
-            }
-            Ok(())
-        }
+        Some(Cmd::Engine { action: None }) => serve(runtime, Standalone::new(EngineAlone(options))),
+        None => serve(runtime, Meta::new(options)),
     }
+}
+
+/// Answers a GUI on stdin/stdout with `searcher` until `quit` or end of
+/// input.
+fn serve<S: Searcher>(runtime: tokio::runtime::Runtime, searcher: S) -> anyhow::Result<()> {
+    let (out, writer) = Output::start(io::stdout()).context("cannot start stdout writer")?;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Input>();
+    spawn_reader(io::BufReader::new(io::stdin()), tx).context("cannot start stdin reader")?;
+    runtime.block_on(Session::new(searcher, out).run(rx));
+    // Tasks still alive go with the runtime (their searches are told to stop
+    // when dropped); the stdin reader may still block on a read: it is not
+    // waited for.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    // The writer drains and ends with the last Output handle; a search
+    // thread that never ends must not keep mpcmc alive.
+    if !writer.wait(std::time::Duration::from_secs(2)) {
+        tracing::warn!("output still held 2 s after quit; exiting anyway");
+    }
+    Ok(())
 }

@@ -21,7 +21,7 @@ use std::{
 use shakmaty::Position;
 use tokio_util::sync::CancellationToken;
 
-use mpcmc_builtin::{self as builtin, Limits, TranspositionTable};
+use mpcmc_builtin::{self as builtin, Limits, StopOnDrop, TranspositionTable};
 
 use crate::{
     children::client::{ChildConfig, ChildError, STOP_TIMEOUT, SearchError},
@@ -271,16 +271,6 @@ fn give_way_to_root_searches() {
                 libc::setpriority(libc::PRIO_PROCESS, tid, LOOKAHEAD_NICE);
             }
         }
-    }
-}
-
-/// Sets the stop flag when dropped: a search whose waiter went away (an
-/// aborted task, a dropped future) ends instead of running on unseen.
-pub struct StopOnDrop(pub Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
     }
 }
 

@@ -1,12 +1,12 @@
-//! The GUI side: what mpcmc reads on stdin and writes on stdout.
+//! The GUI side: the meta-engine's answers to a GUI's session ([`meta`]),
+//! one `go` of it ([`search`]), its options and its clock.
 // What faces the wire never panics on what comes over it.
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-pub mod builtin_go;
+pub mod meta;
 pub mod options;
 pub mod search;
-pub mod session;
 pub mod time;

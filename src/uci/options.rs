@@ -28,6 +28,37 @@ pub enum OptionError {
     },
 }
 
+/// The options of `mpcmc engine`, the built-in engine alone: the rows of
+/// the one table it declares, set the same way.
+pub struct EngineAlone(pub Options);
+
+impl mpcmc_builtin::uci::Settings for EngineAlone {
+    type Error = OptionError;
+
+    fn declared(&self) -> Vec<OptionSpec> {
+        Options::specs(true)
+    }
+
+    fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), OptionError> {
+        if !Options::standalone_declares(name) {
+            return Err(OptionError::Unknown(name.to_owned()));
+        }
+        self.0.set(name, value)
+    }
+
+    fn hash_mb(&self) -> usize {
+        self.0.hash as usize
+    }
+
+    fn move_overhead(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.0.move_overhead)
+    }
+
+    fn castling_mode(&self) -> CastlingMode {
+        self.0.castling_mode()
+    }
+}
+
 /// Option values, typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
@@ -288,8 +319,12 @@ const TABLE: [Def; 17] = [
         name: "LogFile",
         kind: || string(""),
         standalone: true,
+        // Takes effect at once: diagnostics go there from now on.
         apply: |o, v| {
-            o.log_file = v.text();
+            let path = v.text();
+            crate::log::set_file(&path)
+                .map_err(|e| format!("a file that can be opened for writing ({e})"))?;
+            o.log_file = path;
             Ok(())
         },
     },

@@ -19,7 +19,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mpcmc_builtin as builtin;
+use mpcmc_builtin::{
+    self as builtin,
+    go::{self as builtin_go, BuiltinGo},
+};
 use mpcmc_protocol::{Go, Info, output::Output};
 use shakmaty::{Color, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
@@ -38,7 +41,6 @@ use crate::{
         rounds::{ClockCell, Noise, Round, RoundPlan, decide_in_rounds},
     },
     uci::{
-        builtin_go::{self, BuiltinGo},
         options::Options,
         time::{MoveTime, child_clock, flag_guard, move_time},
     },

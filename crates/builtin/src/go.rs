@@ -1,6 +1,7 @@
-//! One `go` for `mpcmc engine`, the built-in engine on its own.
+//! One `go` of the built-in engine on its own: `mpcmc engine`'s, and the
+//! meta-engine's when it has no children to ask.
 //!
-//! The GUI's limits become [`builtin::Limits`]; every completed iteration
+//! The GUI's limits become [`Limits`]; every completed iteration
 //! becomes an `info` line; the task ends with exactly one `bestmove`, under
 //! `go infinite` and `go ponder` only after `stop`/`ponderhit`. The search
 //! runs on a blocking thread and is stopped through a flag.
@@ -13,20 +14,17 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mpcmc_builtin::{self as builtin, Limits, Progress};
-use mpcmc_protocol::{Go, Info};
+use mpcmc_protocol::{Go, Info, game::Game, output::Output};
 use shakmaty::{Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
-use mpcmc_protocol::output::Output;
+use crate::{Engine, Limits, Outcome, Progress, StopOnDrop};
 
-use crate::{children::inprocess::StopOnDrop, mpc::Game};
-
-/// Everything one `go` of the standalone engine needs.
+/// Everything one `go` of the engine alone needs.
 pub struct BuiltinGo {
     pub go: Go,
     pub game: Arc<Game>,
-    pub engine: Arc<Mutex<builtin::Engine>>,
+    pub engine: Arc<Mutex<Engine>>,
     /// `Hash` as set: the table is resized, off the coordinator, if it differs.
     pub hash_mb: usize,
     /// `ucinewgame` came since the last search: clear before searching.
@@ -55,7 +53,7 @@ pub async fn run(req: BuiltinGo) {
 /// Searches the `go`, writing an `info` line for every completed iteration;
 /// under `go infinite` and `go ponder` returns only after `stop`/`ponderhit`.
 /// `None` when the search task failed.
-pub async fn search(req: &BuiltinGo) -> Option<builtin::Outcome> {
+pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
     let pos = req.game.position().clone();
     let castling = req.game.castling_mode();
     // Set when this search ends, however it ends (also when aborted).

@@ -3,11 +3,12 @@
 //! ([`mpcmc_protocol`]) and nothing of the meta-engine.
 //!
 //! One instance per worker: `Threads` instances search in parallel without a
-//! process. The same code answers `mpcmc engine`, the standalone UCI engine.
+//! process. The same code answers `mpcmc engine`, the standalone UCI engine
+//! ([`uci`], one `go` in [`go`]).
 //!
-//! The search lives in [`search`], the evaluation in [`eval`], the hash
-//! table in [`tt`]; this module turns [`Limits`] into a budget, runs the
-//! iterations and reports them.
+//! The search lives in `search`, the evaluation in `eval`, the hash table in
+//! `tt`; this module turns [`Limits`] into a budget, runs the iterations and
+//! reports them.
 // A panic here would take the meta-engine down with it.
 #![cfg_attr(
     not(test),
@@ -15,13 +16,18 @@
 )]
 
 use std::{
-    sync::{Arc, atomic::AtomicBool},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, Instant},
 };
 
 mod eval;
+pub mod go;
 mod search;
 mod tt;
+pub mod uci;
 
 pub use self::tt::TranspositionTable;
 
@@ -30,6 +36,16 @@ use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
 use self::search::{Budget, History, MAX_DEPTH, Search, clock_budget, uci_score};
 use mpcmc_protocol::game::{FenError, position_from_fen};
+
+/// Sets the stop flag when dropped: a search whose waiter went away (an
+/// aborted task, a dropped future) ends instead of running on unseen.
+pub struct StopOnDrop(pub Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
 
 /// What limits one search; `None`/`false` fields do not limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -7,11 +7,13 @@
 //! hash of every position it passed through.
 
 use shakmaty::{
-    CastlingMode, Chess, EnPassantMode, Move, Position,
+    CastlingMode, Chess, EnPassantMode, Move, Position, PositionError, PositionErrorKinds,
     fen::Fen,
     uci::{IllegalUciMoveError, UciMove},
     zobrist::Zobrist64,
 };
+
+use crate::StartPosition;
 
 /// Why a position ends the game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +102,70 @@ impl Game {
     pub fn from_fen(fen: &str, castling: CastlingMode) -> Result<Game, FenError> {
         let (fen, pos) = position_from_fen(fen, castling)?;
         Ok(Game::new(Some(fen), pos, castling))
+    }
+
+    /// The game a GUI's `position` command describes, read as forgivingly
+    /// as python-chess reads it: castling rights and en-passant squares
+    /// that cannot be are dropped, and an illegal move ends the moves
+    /// there. `Err` (what to tell the GUI) for a FEN no repair makes
+    /// possible; otherwise the game, and a sentence for each repair.
+    pub fn from_position_command(
+        start: StartPosition,
+        moves: &[UciMove],
+        mode: CastlingMode,
+    ) -> Result<(Game, Vec<String>), String> {
+        let mut notes = Vec::new();
+        let (fen, pos) = match start {
+            StartPosition::Startpos => (None, Chess::default()),
+            StartPosition::Fen(fen) => {
+                let parsed = fen
+                    .clone()
+                    .into_position::<Chess>(mode)
+                    .or_else(PositionError::ignore_invalid_ep_square);
+                let pos = match parsed {
+                    Ok(pos) => Ok(pos),
+                    Err(e) => {
+                        let castling = e
+                            .kinds()
+                            .contains(PositionErrorKinds::INVALID_CASTLING_RIGHTS);
+                        let pos = e.ignore_invalid_castling_rights();
+                        if castling && let Ok(pos) = &pos {
+                            let hint = match mode {
+                                CastlingMode::Standard => {
+                                    " (Shredder-FEN castling files need UCI_Chess960 true)"
+                                }
+                                CastlingMode::Chess960 => "",
+                            };
+                            notes.push(format!(
+                                "castling rights that cannot be are dropped{hint}: position set to {}",
+                                Fen::from_position(pos, EnPassantMode::Legal)
+                            ));
+                        }
+                        pos
+                    }
+                };
+                match pos {
+                    Ok(pos) => (Some(Fen::from_position(&pos, EnPassantMode::Legal)), pos),
+                    Err(e) => {
+                        return Err(format!(
+                            "impossible position '{fen}': {e}; keeping the previous position"
+                        ));
+                    }
+                }
+            }
+        };
+        let mut game = Game::new(fen, pos, mode);
+        for (i, uci) in moves.iter().enumerate() {
+            if game.push_uci(uci).is_err() {
+                let fen = Fen::from_position(game.position(), EnPassantMode::Legal);
+                notes.push(format!(
+                    "illegal move '{uci}' (move {}) in position {fen}; position set to the moves before it",
+                    i + 1
+                ));
+                break;
+            }
+        }
+        Ok((game, notes))
     }
 
     /// Plays a move given in UCI (either castling notation) if it is legal in

@@ -1,9 +1,10 @@
 //! The UCI protocol for mpcmc: every line a GUI or an engine sends, parsed
 //! and written back, over shakmaty types ([`codec`]); the game a `position`
 //! command describes, with the rules that end it and the one Zobrist key
-//! ([`game`]); and the one writer of an engine's stdout ([`output`]). It
-//! depends on nothing else of mpcmc's: the built-in engine and the
-//! meta-engine both build on it.
+//! ([`game`]); the one writer of an engine's stdout ([`output`]); and the
+//! engine side of a session, for any searcher ([`session`]). It depends on
+//! nothing else of mpcmc's: the built-in engine and the meta-engine both
+//! build on it.
 // What faces the wire never panics on what comes over it.
 #![cfg_attr(
     not(test),
@@ -13,5 +14,6 @@
 pub mod codec;
 pub mod game;
 pub mod output;
+pub mod session;
 
 pub use codec::*;

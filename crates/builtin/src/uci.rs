@@ -1,0 +1,107 @@
+//! The built-in engine alone as a UCI engine (`mpcmc engine`): the
+//! protocol's session ([`mpcmc_protocol::session`]) with this engine
+//! answering `go`.
+//!
+//! Which options it declares, and how they are set, is the caller's one
+//! option table ([`Settings`]): the same table declares the meta-engine's,
+//! and its command-line flags set both.
+
+use std::{
+    fmt,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use mpcmc_protocol::{
+    OptionSpec,
+    output::Output,
+    session::{GoRequest, Searcher},
+};
+use shakmaty::CastlingMode;
+use tokio::task::JoinHandle;
+
+use crate::{
+    Engine,
+    go::{self, BuiltinGo},
+};
+
+/// The options of the engine alone, as the caller's option table holds
+/// them.
+pub trait Settings {
+    /// Why a `setoption` was refused.
+    type Error: fmt::Display;
+    /// The options it declares, in the order `uci` lists them.
+    fn declared(&self) -> Vec<OptionSpec>;
+    /// `setoption`; options it does not declare are refused.
+    fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), Self::Error>;
+    /// `Hash`, in megabytes.
+    fn hash_mb(&self) -> usize;
+    /// `MoveOverhead`: kept back from the clock and from `movetime`.
+    fn move_overhead(&self) -> Duration;
+    /// `UCI_Chess960`.
+    fn castling_mode(&self) -> CastlingMode;
+}
+
+/// The engine alone, answering a session's `go`.
+pub struct Standalone<S> {
+    settings: S,
+    engine: Arc<Mutex<Engine>>,
+    /// `ucinewgame` came: the next search clears first (the engine may still
+    /// be busy with a stopped search now).
+    clear: Arc<AtomicBool>,
+}
+
+impl<S: Settings> Standalone<S> {
+    pub fn new(settings: S) -> Standalone<S> {
+        Standalone {
+            engine: Arc::new(Mutex::new(Engine::new(settings.hash_mb()))),
+            settings,
+            clear: Arc::default(),
+        }
+    }
+}
+
+impl<S: Settings> Searcher for Standalone<S> {
+    type OptionError = S::Error;
+
+    fn name(&self) -> String {
+        format!("mpcmc-builtin {}", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn options(&self) -> Vec<OptionSpec> {
+        self.settings.declared()
+    }
+
+    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), S::Error> {
+        self.settings.set(name, value)
+    }
+
+    fn castling_mode(&self) -> CastlingMode {
+        self.settings.castling_mode()
+    }
+
+    async fn ready(&mut self, _: &Output) {}
+
+    fn new_game(&mut self) {
+        self.clear.store(true, Ordering::Relaxed);
+    }
+
+    fn go(&mut self, request: GoRequest) -> JoinHandle<()> {
+        tokio::spawn(go::run(BuiltinGo {
+            go: request.go,
+            game: request.game,
+            engine: self.engine.clone(),
+            hash_mb: self.settings.hash_mb(),
+            clear: self.clear.clone(),
+            out: request.out,
+            overhead: self.settings.move_overhead(),
+            stop: request.stop,
+            ponderhit: request.ponderhit,
+        }))
+    }
+
+    async fn shutdown(self) {}
+}

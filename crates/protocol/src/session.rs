@@ -1,0 +1,325 @@
+//! The engine side of a UCI session, for any searcher: a stdin reader
+//! thread and one coordinator task.
+//!
+//! The `stdin-reader` thread reads lines, parses them and hands them over;
+//! end of input becomes [`Input::Eof`]. The coordinator ([`Session`]) owns
+//! the position and the running search and is the only place that handles
+//! `stop`, `ponderhit` and `quit`; what answers `go`, `setoption`,
+//! `ucinewgame` and a first `isready` is a [`Searcher`]: the built-in engine
+//! alone (`mpcmc engine`) or the meta-engine (`mpcmc`). A search runs as its
+//! own task, so `isready` is answered at once even mid-search, and every
+//! `go` gets exactly one `bestmove`, even when its task dies. A bad command
+//! is answered with `info string` and the session carries on.
+
+use std::{
+    fmt,
+    future::Future,
+    io::BufRead,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use shakmaty::{CastlingMode, Chess, Position, uci::UciMove};
+use tokio::{sync::mpsc, task::JoinHandle};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    EngineLine, Go, GuiCommand, OptionSpec, ParseError, Parsed, StartPosition, game::Game,
+    output::Output, parse_gui_line,
+};
+
+/// What the reader thread hands the coordinator.
+#[derive(Debug)]
+pub enum Input {
+    /// A line, parsed, and when it was read (the clock of a `go` starts then).
+    Line(Instant, Result<Parsed<GuiCommand>, ParseError>),
+    /// End of input: like `quit`, except that a search with a limit is let
+    /// finish first (`printf 'go movetime 1000' | mpcmc` plays its move).
+    Eof,
+}
+
+/// Starts the `stdin-reader` thread over `input`. Invalid UTF-8 is replaced,
+/// not fatal; end of input (or a read error) sends [`Input::Eof`].
+pub fn spawn_reader<R: BufRead + Send + 'static>(
+    mut input: R,
+    tx: mpsc::UnboundedSender<Input>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("stdin-reader".into())
+        .spawn(move || {
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match input.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(Input::Eof);
+                        return;
+                    }
+                    Ok(_) => {}
+                }
+                let line = String::from_utf8_lossy(&buf);
+                if line.trim().is_empty() {
+                    continue;
+                }
+                tracing::debug!("gui > {}", line.trim_end());
+                let read = Instant::now();
+                if tx.send(Input::Line(read, parse_gui_line(&line))).is_err() {
+                    return;
+                }
+            }
+        })
+}
+
+/// One `go`, as a [`Searcher`] gets it.
+pub struct GoRequest {
+    pub go: Go,
+    pub game: Arc<Game>,
+    pub out: Output,
+    /// When the `go` was read: its clock starts then.
+    pub received: Instant,
+    /// Cancelled on `stop` (and when the session ends).
+    pub stop: CancellationToken,
+    /// Cancelled on `ponderhit`.
+    pub ponderhit: CancellationToken,
+    /// `debug on` was sent.
+    pub debug: bool,
+}
+
+/// What answers a session's commands beyond the protocol's own.
+pub trait Searcher {
+    /// Why a `setoption` was refused, said in an `info string`.
+    type OptionError: fmt::Display;
+
+    /// `id name`.
+    fn name(&self) -> String;
+    /// The `option` lines of `uci`, in order.
+    fn options(&self) -> Vec<OptionSpec>;
+    /// `setoption name <name> [value <value>]`.
+    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), Self::OptionError>;
+    /// How castling moves are read and written (`UCI_Chess960`).
+    fn castling_mode(&self) -> CastlingMode;
+    /// `isready` while no search runs: what must be up before `readyok`
+    /// (child engines starting). Mid-search `readyok` comes at once.
+    fn ready(&mut self, out: &Output) -> impl Future<Output = ()>;
+    /// `ucinewgame`: forget what was learned in the last game.
+    fn new_game(&mut self);
+    /// Starts the search of a `go` as a task that writes exactly one
+    /// `bestmove` (under `go infinite` and `go ponder` only after `stop` or
+    /// `ponderhit`).
+    fn go(&mut self, request: GoRequest) -> JoinHandle<()>;
+    /// The session is over and its search finished: let everything go.
+    fn shutdown(self) -> impl Future<Output = ()>;
+}
+
+struct Running {
+    /// `go infinite` or `go ponder`: ends only when told.
+    until_told: bool,
+    stop: CancellationToken,
+    ponderhit: CancellationToken,
+    task: JoinHandle<()>,
+    /// The game searched, for the one `bestmove` should the task die.
+    game: Arc<Game>,
+}
+
+/// How long `quit` (or a new `go`) waits for a search to write its
+/// `bestmove`.
+const QUIT_GRACE: Duration = Duration::from_secs(3);
+
+/// The coordinator: see the module docs.
+pub struct Session<S> {
+    searcher: S,
+    out: Output,
+    game: Arc<Game>,
+    /// Whether the GUI has set a position since start.
+    positioned: bool,
+    search: Option<Running>,
+    debug: bool,
+}
+
+impl<S: Searcher> Session<S> {
+    pub fn new(searcher: S, out: Output) -> Session<S> {
+        Session {
+            game: Arc::new(Game::new(None, Chess::default(), searcher.castling_mode())),
+            searcher,
+            out,
+            positioned: false,
+            search: None,
+            debug: false,
+        }
+    }
+
+    /// Runs until `quit` (or end of input); then stops the search and lets
+    /// the searcher go.
+    pub async fn run(mut self, mut input: mpsc::UnboundedReceiver<Input>) {
+        loop {
+            let finished = async {
+                match self.search.as_mut() {
+                    Some(s) => (&mut s.task).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let msg = tokio::select! {
+                msg = input.recv() => msg,
+                joined = finished => {
+                    self.search_ended(joined);
+                    continue;
+                }
+            };
+            let (read, parsed) = match msg {
+                None => break,
+                Some(Input::Eof) => {
+                    self.let_search_finish().await;
+                    break;
+                }
+                Some(Input::Line(read, Ok(parsed))) => (read, parsed),
+                Some(Input::Line(_, Err(ParseError::Empty))) => continue,
+                Some(Input::Line(_, Err(e))) => {
+                    self.out.info_string(e);
+                    continue;
+                }
+            };
+            for problem in &parsed.problems {
+                self.out.info_string(problem);
+            }
+            if !self.handle(parsed.command, read).await {
+                break;
+            }
+        }
+        self.finish_search().await;
+        self.searcher.shutdown().await;
+    }
+
+    /// Handles one command read at `read`; `false` on `quit`.
+    async fn handle(&mut self, command: GuiCommand, read: Instant) -> bool {
+        match command {
+            GuiCommand::Uci => {
+                self.out.send(&EngineLine::IdName(self.searcher.name()));
+                self.out
+                    .send(&EngineLine::IdAuthor("the mpcmc developers".to_owned()));
+                for spec in self.searcher.options() {
+                    self.out.send(&EngineLine::Option(spec));
+                }
+                self.out.send(&EngineLine::UciOk);
+            }
+            GuiCommand::Debug(on) => self.debug = on,
+            GuiCommand::IsReady => {
+                // Answered in order, always; with no search running, once
+                // the searcher is ready (it bounds its own wait).
+                if self.search.is_none() {
+                    self.searcher.ready(&self.out).await;
+                }
+                self.out.send(&EngineLine::ReadyOk);
+            }
+            GuiCommand::SetOption { name, value } => {
+                if let Err(e) = self.searcher.set_option(&name, value.as_deref()) {
+                    self.out.info_string(e);
+                }
+            }
+            GuiCommand::Register => {}
+            GuiCommand::UciNewGame => {
+                self.searcher.new_game();
+                self.game = Arc::new(Game::new(
+                    None,
+                    Chess::default(),
+                    self.searcher.castling_mode(),
+                ));
+            }
+            GuiCommand::Position { start, moves } => self.set_position(start, &moves),
+            GuiCommand::Go(go) => {
+                self.finish_search().await;
+                if !self.positioned {
+                    self.out
+                        .info_string("go before any position: searching the start position");
+                }
+                let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
+                let until_told = go.ends_when_told();
+                let task = self.searcher.go(GoRequest {
+                    go,
+                    game: self.game.clone(),
+                    out: self.out.clone(),
+                    received: read,
+                    stop: stop.clone(),
+                    ponderhit: ponderhit.clone(),
+                    debug: self.debug,
+                });
+                self.search = Some(Running {
+                    until_told,
+                    stop,
+                    ponderhit,
+                    task,
+                    game: self.game.clone(),
+                });
+            }
+            GuiCommand::Stop => {
+                if let Some(s) = &self.search {
+                    s.stop.cancel();
+                }
+            }
+            GuiCommand::PonderHit => {
+                if let Some(s) = &self.search {
+                    s.ponderhit.cancel();
+                }
+            }
+            GuiCommand::Quit => return false,
+            GuiCommand::Unknown(line) => tracing::debug!("ignored unknown command '{line}'"),
+        }
+        true
+    }
+
+    /// `position …`, read by [`Game::from_position_command`] before any
+    /// search sees it: a FEN beyond repair keeps the previous position.
+    fn set_position(&mut self, start: StartPosition, moves: &[UciMove]) {
+        match Game::from_position_command(start, moves, self.searcher.castling_mode()) {
+            Ok((game, notes)) => {
+                for note in notes {
+                    self.out.info_string(note);
+                }
+                self.game = Arc::new(game);
+                self.positioned = true;
+            }
+            Err(e) => self.out.info_string(e),
+        }
+    }
+
+    /// Waits for a search with a limit to end by itself; one that waits for
+    /// `stop` is stopped.
+    async fn let_search_finish(&mut self) {
+        if let Some(s) = self.search.as_mut()
+            && !s.until_told
+        {
+            let joined = (&mut s.task).await;
+            self.search_ended(joined);
+        }
+    }
+
+    /// Stops a running search and waits for its `bestmove` (at most
+    /// [`QUIT_GRACE`]; then the task is aborted and answered for).
+    async fn finish_search(&mut self) {
+        if let Some(mut s) = self.search.take() {
+            s.stop.cancel();
+            let joined = match tokio::time::timeout(QUIT_GRACE, &mut s.task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    s.task.abort();
+                    (&mut s.task).await
+                }
+            };
+            self.search = Some(s);
+            self.search_ended(joined);
+        }
+    }
+
+    /// Bookkeeping when the search task ends; if it died without answering,
+    /// the GUI still gets its one `bestmove`: the first legal move, the last
+    /// resort.
+    fn search_ended(&mut self, joined: Result<(), tokio::task::JoinError>) {
+        let Some(s) = self.search.take() else { return };
+        if let Err(e) = joined {
+            tracing::error!("search task failed: {e}");
+            self.out.info_string(format!("search failed: {e}"));
+            let pos = s.game.position();
+            let first = pos.legal_moves().first().copied();
+            self.out.bestmove(pos, first, None, s.game.castling_mode());
+        }
+    }
+}
