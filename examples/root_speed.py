@@ -20,6 +20,12 @@ With Stockfish children, compare with Stockfish alone:
 Positions: an EPD or FEN file, one per line (only the first four fields are
 used; the move counters are reset). Machine-dependent: run it on a quiet
 machine and compare runs made one after the other.
+
+Warm, as in a game: `--games games.pgn --count 4` replays the first games of
+a match (python-chess reads the PGN) and searches every position where
+`--side` (a player's name in the PGN) was to move, in order, with the game's
+moves and no `ucinewgame` within a game: each search finds the table the
+previous one left, as in play.
 """
 
 import argparse
@@ -42,8 +48,36 @@ def fens(path, count):
     return out
 
 
+def game_positions(path, count, side):
+    """The `position` arguments of every position `side` was to move in, in
+    the first `count` games; a `None` starts a new game."""
+    import chess.pgn
+
+    out = []
+    with open(path) as f:
+        for _ in range(count):
+            game = chess.pgn.read_game(f)
+            if game is None:
+                break
+            color = chess.WHITE if game.headers.get("White") == side else chess.BLACK
+            fen = game.headers.get("FEN")
+            start = f"fen {fen}" if fen else "startpos"
+            board = game.board()
+            moves = []
+            out.append(None)
+            for move in game.mainline_moves():
+                if board.turn == color:
+                    tail = f" moves {' '.join(moves)}" if moves else ""
+                    out.append(start + tail)
+                moves.append(move.uci())
+                board.push(move)
+    return out
+
+
 def searches(argv, positions, ms):
-    """(depth, nodes, wall seconds) of each position's search."""
+    """(depth, nodes, wall seconds) of each position's search. A position is
+    a FEN, cold (`ucinewgame` first), or the arguments of `position` in a
+    game, warm; `None` starts a new game."""
     p = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -66,9 +100,15 @@ def searches(argv, positions, ms):
     send("uci")
     read_until("uciok")
     out = []
-    for fen in positions:
-        send("ucinewgame")
-        send("position fen " + fen)
+    for position in positions:
+        if position is None:
+            send("ucinewgame")
+            continue
+        if position.startswith(("fen ", "startpos")):
+            send("position " + position)
+        else:
+            send("ucinewgame")
+            send("position fen " + position)
         send("isready")
         read_until("readyok")
         started = time.monotonic()
@@ -110,9 +150,14 @@ def main():
     ap.add_argument("--count", type=int, default=24)
     ap.add_argument("--ms", type=int, default=9000, help="each side's clock, ms")
     ap.add_argument("--runs", type=int, default=2, help="alternating runs of each")
+    ap.add_argument("--games", help="a match's PGN: search its games' positions warm")
+    ap.add_argument("--side", default="mpcmc", help="with --games: whose moves")
     ap.add_argument("options", nargs="*", help="mpcmc's flags, after --")
     args = ap.parse_args()
-    positions = fens(args.positions, args.count)
+    if args.games:
+        positions = game_positions(args.games, args.count, args.side)
+    else:
+        positions = fens(args.positions, args.count)
     engine = args.engine.split() if args.engine else [args.mpcmc, "engine"]
     for _ in range(args.runs):
         summary("engine alone", searches(engine, positions, args.ms))
