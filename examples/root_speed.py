@@ -59,7 +59,10 @@ def game_positions(path, count, side):
             game = chess.pgn.read_game(f)
             if game is None:
                 break
-            color = chess.WHITE if game.headers.get("White") == side else chess.BLACK
+            players = (game.headers.get("White"), game.headers.get("Black"))
+            if side not in players:
+                raise SystemExit(f"--side {side!r} is neither player of a game: {players}")
+            color = chess.WHITE if players[0] == side else chess.BLACK
             fen = game.headers.get("FEN")
             start = f"fen {fen}" if fen else "startpos"
             board = game.board()

@@ -164,7 +164,7 @@ fn readyok_comes_in_order_and_before_quit() {
 
 #[test]
 fn a_slow_child_does_not_hold_readyok_or_the_move() {
-    let mut e = Mpcmc::start(&[&sh_evaluator("sleep 9;", STALL)]);
+    let mut e = Mpcmc::start(&[&sh_evaluator("sleep 6;", STALL)]);
     e.send("uci");
     e.until("uciok", 5 * SECOND);
     let sent = Instant::now();

@@ -133,6 +133,9 @@ pub enum Rule {
     /// the evaluator's deep check of it did not confirm it: the
     /// evaluator's move.
     Refuted,
+    /// The lookahead's best beat the evaluator's move by the margin, but
+    /// could not be checked (stopped, out of time): the evaluator's move.
+    Unchecked,
     /// No candidate finished: the evaluator's own move.
     EvaluatorFallback,
     /// Too little time for a lookahead: the evaluator's own move, by plan.

@@ -33,7 +33,7 @@ use shakmaty::Move;
 use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
-    ChildLimit, Children, Game, Query, Report, Role, Value,
+    ChildFault, ChildLimit, Children, Game, Query, Report, Role, Value,
     lookahead::{
         Candidate, Decision, Failure, Lookahead, Rule, Settings, Stats, pass, sort_candidates,
     },
@@ -492,12 +492,12 @@ pub async fn decide_in_rounds<C: Children>(
                 if let Some(r) = &c.report {
                     stats.add(r);
                 }
-                let passed = c.passed;
+                let verdict = c.verdict;
                 check = Some(c.summary());
-                Some(if passed {
-                    (b, Rule::Lookahead)
-                } else {
-                    (a, Rule::Refuted)
+                Some(match verdict {
+                    CheckVerdict::Passed => (b, Rule::Lookahead),
+                    CheckVerdict::Refuted => (a, Rule::Refuted),
+                    CheckVerdict::Unchecked => (a, Rule::Unchecked),
                 })
             }
             _ => Some((a, Rule::Fortified)),
@@ -531,48 +531,84 @@ pub async fn decide_in_rounds<C: Children>(
 
 /// How far below the root search's value of its own move the deep check
 /// may find a deviation and still let it be played, in centipawns: the
-/// most a deviation may cost by the evaluator's own deepest judgement.
+/// most a deviation may cost by the evaluator's own deeper judgement.
 pub const CHECK_TOLERANCE: i32 = 20;
+
+/// What the deep check of a deviation decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckVerdict {
+    /// Within [`CHECK_TOLERANCE`] of the root search's value: played.
+    Passed,
+    /// Further below: the root search's move is played.
+    Refuted,
+    /// No value in time (`stop`, the move's hard limit) or the child
+    /// failed: the root search's move is played.
+    Unchecked,
+}
 
 /// The outcome of [`check_deviation`].
 struct Check {
     /// The evaluator's search of the position after the deviation; `None`
-    /// when that position is finished (scored exactly) or the search failed.
+    /// when that position is finished (scored exactly) or no search ran.
     report: Option<Report>,
     /// The deviation's value for us by that search (or exactly).
     value: Option<Value>,
-    passed: bool,
+    verdict: CheckVerdict,
 }
 
 impl Check {
+    fn unchecked(report: Option<Report>) -> Check {
+        Check {
+            report,
+            value: None,
+            verdict: CheckVerdict::Unchecked,
+        }
+    }
+
+    fn judged(report: Option<Report>, value: Value, root: Value) -> Check {
+        let verdict = if value >= root.plus_cp(-CHECK_TOLERANCE) {
+            CheckVerdict::Passed
+        } else {
+            CheckVerdict::Refuted
+        };
+        Check {
+            report,
+            value: Some(value),
+            verdict,
+        }
+    }
+
     fn summary(&self) -> DeepCheck {
         DeepCheck {
             value: self.value,
             depth: self.report.as_ref().map_or(0, |r| r.depth),
-            passed: self.passed,
+            nodes: self.report.as_ref().map_or(0, |r| r.nodes),
+            verdict: self.verdict,
         }
     }
 }
 
-/// What the deep check of a deviation found (`info` and `bench`).
+/// What the deep check of a deviation found (for the `info string`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeepCheck {
-    /// The deviation's value for us at the check's depth.
+    /// The deviation's value for us by the check.
     pub value: Option<Value>,
     pub depth: u32,
-    pub passed: bool,
+    pub nodes: u64,
+    pub verdict: CheckVerdict,
 }
 
 /// The deep check of a deviation `b` from the root search's move: the
 /// lookahead's calls are far smaller than the root search under a real
-/// clock (thousands of nodes against hundreds of thousands), and a small
-/// opponent search that misses the refutation makes a move look better
-/// than it is. So before `b` is played, the evaluator searches the
-/// position after `b` one ply less deep than the root search went — the
-/// root search restricted to `b` — and `b` stands only if that value is
-/// within [`CHECK_TOLERANCE`] of the root search's value of its own move.
-/// A check cut short (`cancel`: the move's hard limit or `stop`) or failed
-/// does not pass.
+/// clock or a node total (thousands of nodes against hundreds of
+/// thousands), and a small opponent search that misses the refutation makes
+/// a move look better than it is. So before `b` is played, the evaluator
+/// searches the position after `b` with half the nodes its root search
+/// used — on `b` alone, more than the root search gave it — and `b` stands
+/// only if that value is within [`CHECK_TOLERANCE`] of the root search's
+/// value of its own move. A check that cannot finish (`cancel`: `stop` or
+/// the move's hard limit) or whose child fails leaves the root search's
+/// move.
 async fn check_deviation<C: Children>(
     children: &C,
     game: &Arc<Game>,
@@ -581,49 +617,38 @@ async fn check_deviation<C: Children>(
     cancel: &CancellationToken,
 ) -> Check {
     let Some(root_value) = root.score else {
-        return Check {
-            report: None,
-            value: None,
-            passed: false,
-        };
+        return Check::unchecked(None);
     };
     // A finished game after `b` was scored exactly by the lookahead.
     if let Some(t) = game.terminal_after(&[b]) {
-        let value = (-Value::of(t)).from_child(1);
-        return Check {
-            report: None,
-            value: Some(value),
-            passed: value >= root_value.plus_cp(-CHECK_TOLERANCE),
-        };
+        return Check::judged(None, (-Value::of(t)).from_child(1), root_value);
+    }
+    if cancel.is_cancelled() {
+        return Check::unchecked(None);
     }
     let query = Query {
         role: Role::Evaluator,
         game: game.clone(),
         line: vec![b],
-        limit: ChildLimit::Depth(root.depth.saturating_sub(1).max(1)),
+        limit: ChildLimit::Nodes((root.nodes / 2).max(MIN_CHECK_NODES)),
     };
     match children.search(query, cancel.child_token()).await {
-        Ok(report) => {
-            let value = report
-                .score
-                .filter(|_| !report.stopped)
-                .map(|s| (-s).from_child(1));
-            Check {
-                passed: value.is_some_and(|v| v >= root_value.plus_cp(-CHECK_TOLERANCE)),
-                value,
-                report: Some(report),
-            }
-        }
+        Ok(report) if report.stopped => Check::unchecked(Some(report)),
+        Ok(report) => match report.score {
+            Some(score) => Check::judged(Some(report), (-score).from_child(1), root_value),
+            None => Check::unchecked(Some(report)),
+        },
         Err(e) => {
-            tracing::warn!("deep check of a deviation failed: {e}");
-            Check {
-                report: None,
-                value: None,
-                passed: false,
+            if !e.is_cancelled() {
+                tracing::warn!("deep check of a deviation failed: {e}");
             }
+            Check::unchecked(None)
         }
     }
 }
+
+/// The smallest deep check, in nodes.
+const MIN_CHECK_NODES: u64 = 256;
 
 /// The margin a deviation from the anchor must clear, on values from
 /// searches under `limit`: the measured noise plus the user's
@@ -635,7 +660,7 @@ fn margin(noise: &Mutex<Noise>, limit: ChildLimit, settings: Settings) -> i32 {
     measured + settings.fortify_margin
 }
 
-/// How a decision in rounds spread its budget (`info` and `bench`).
+/// How a decision in rounds spread its budget (for the `info string`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Spread {
     /// Complete rounds.
@@ -775,7 +800,11 @@ mod tests {
                 score: Some(Value::cp(score)),
                 pv: vec![moves[0]],
                 depth: 3,
-                nodes: 10,
+                // As asked.
+                nodes: match q.limit {
+                    ChildLimit::Nodes(n) => n,
+                    _ => 10,
+                },
                 search_time: Duration::from_millis(1),
                 busy_time: Duration::from_millis(1),
                 stopped: false,
@@ -908,8 +937,8 @@ mod tests {
         assert_eq!(d.value, Some(Value::cp(100)));
         let margin = d.spread.map(|s| s.margin).unwrap_or_default();
         assert!((40..95).contains(&margin), "margin {margin}");
-        // Checked first: the evaluator after e2e4, one ply less deep than
-        // the root search (depth 3), found it as good as the anchor.
+        // Checked first: the evaluator after e2e4, with half the root
+        // search's 1000 nodes, found it as good as the anchor.
         let checks: Vec<&Asked> = asked
             .iter()
             .filter(|(r, len, ..)| *r == Role::Evaluator && *len == 1)
@@ -920,13 +949,13 @@ mod tests {
                 Role::Evaluator,
                 1,
                 Some("e2e4".to_owned()),
-                ChildLimit::Depth(2)
+                ChildLimit::Nodes(500)
             )]
         );
         let check = d.spread.and_then(|s| s.check);
         assert_eq!(
-            check.map(|c| (c.value, c.passed)),
-            Some((Some(Value::cp(0)), true))
+            check.map(|c| (c.value, c.nodes, c.verdict)),
+            Some((Some(Value::cp(0)), 500, CheckVerdict::Passed))
         );
         assert_eq!(d.stats.calls, asked.len() as u64, "the check is counted");
     }
@@ -942,13 +971,47 @@ mod tests {
         assert_eq!(d.value, Some(Value::cp(5)), "the anchor's round value");
         let check = d.spread.and_then(|s| s.check);
         assert_eq!(
-            check.map(|c| (c.value, c.depth, c.passed)),
-            Some((Some(Value::cp(-CHECK_TOLERANCE - 1)), 3, false))
+            check.map(|c| (c.value, c.depth, c.verdict)),
+            Some((
+                Some(Value::cp(-CHECK_TOLERANCE - 1)),
+                3,
+                CheckVerdict::Refuted
+            ))
         );
         // Within the tolerance it passes.
         let close = [("e2e4", -CHECK_TOLERANCE)];
         let (d, _, _) = rounds_with([5, 10, 15, 40, 100, 1, 30, 2], true, None, &close).await;
         assert_eq!(d.rule, Rule::Lookahead);
+    }
+
+    #[tokio::test]
+    async fn a_deviation_that_cannot_be_checked_is_not_played() {
+        // Cancelled (`stop`, the hard limit) before the check: no search,
+        // the anchor.
+        let game = Arc::new(Game::default());
+        let children = Valued::default();
+        let root = Report {
+            best: moves(&game, &["a2a3"])[0],
+            score: Some(Value::cp(0)),
+            pv: Vec::new(),
+            depth: 10,
+            nodes: 100_000,
+            search_time: Duration::from_millis(1),
+            busy_time: Duration::from_millis(1),
+            stopped: false,
+            slot: None,
+        };
+        let e4 = moves(&game, &["e2e4"])[0];
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let c = check_deviation(&children, &game, e4, &root, &cancel).await;
+        assert_eq!(c.verdict, CheckVerdict::Unchecked);
+        assert!(c.report.is_none());
+        assert!(children.asked.lock().is_ok_and(|a| a.is_empty()));
+        // Not cancelled: half the root's nodes.
+        let c = check_deviation(&children, &game, e4, &root, &CancellationToken::new()).await;
+        assert_eq!(c.verdict, CheckVerdict::Passed);
+        assert_eq!(c.report.map(|r| r.nodes), Some(50_000));
     }
 
     #[tokio::test]

@@ -762,6 +762,7 @@ impl Search {
             Rule::Lookahead => "lookahead move",
             Rule::Fortified => "fortified: evaluator move kept",
             Rule::Refuted => "refuted by the deep check: evaluator move kept",
+            Rule::Unchecked => "no time for the deep check: evaluator move kept",
             Rule::EvaluatorFallback => "no candidate finished: evaluator move",
             Rule::EvaluatorOnly => "time is short: evaluator move without lookahead",
             Rule::NoAnswer => "no child answered: first legal move",
@@ -801,10 +802,11 @@ impl Search {
                     )),
                 ) + &s.check.map_or(String::new(), |c| {
                     format!(
-                        "; deep check at depth {}: {} ({})",
+                        "; deep check: depth {}, {} nodes, {} ({:?})",
                         c.depth,
+                        c.nodes,
                         c.value.map_or("no value".to_owned(), |v| v.to_string()),
-                        if c.passed { "passed" } else { "failed" }
+                        c.verdict
                     )
                 }),
             ),

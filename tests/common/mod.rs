@@ -29,7 +29,8 @@ pub fn stockfish() -> &'static str {
 /// `;`, or nothing) and `isready`, runs `on_go` on every `go`, ignores
 /// everything else, and exits on `quit` or end of input. With `echo`, every
 /// line it reads is appended to that file. Its `$0` is `marker`, so a test
-/// finds its processes by command line. The in-process fake
+/// finds its processes by command line (until `on_go` `exec`s another
+/// program). The shell commands must not contain `'`. The in-process fake
 /// (`src/children/fake.rs`) covers the protocol's faults; this one is for
 /// what only a process does: exit with a status, hang past SIGTERM.
 pub fn sh_engine(on_uci: &str, on_go: &str, echo: Option<&Path>, marker: &str) -> String {

@@ -15,7 +15,7 @@ use std::{
 };
 
 use mpcmc_protocol::{Go, Info, game::Game, output::Output};
-use shakmaty::{Position, uci::UciMove};
+use shakmaty::{Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{Engine, Limits, Outcome, Progress, StopOnDrop};
@@ -93,8 +93,21 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
         if clear.swap(false, Ordering::Relaxed) {
             engine.clear();
         }
-        let mut report = |p: &Progress| out.info(info(p, castling, started));
-        Some(engine.search(&root, &history, &limits, &stop_flag, &mut report))
+        let mut last_pv: Vec<Move> = Vec::new();
+        let outcome = {
+            let mut report = |p: &Progress| {
+                last_pv.clone_from(&p.pv);
+                out.info(info(p, castling, started));
+            };
+            engine.search(&root, &history, &limits, &stop_flag, &mut report)
+        };
+        // A search stopped in an iteration that had already found a better
+        // move answers with that move: its line goes out first, so that the
+        // last `info` pv starts with the `bestmove` (fastchess checks).
+        if !outcome.pv.is_empty() && outcome.pv != last_pv {
+            out.info(last_info(&outcome, castling, started));
+        }
+        Some(outcome)
     });
 
     // `stop` sets the flag; `ponderhit` starts our clock (a timer sets it).
@@ -128,6 +141,24 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
         }
     }
     outcome
+}
+
+/// The `info` line of a search's final line, when no iteration reported it.
+fn last_info(o: &Outcome, castling: shakmaty::CastlingMode, started: Instant) -> Info {
+    let elapsed = started.elapsed();
+    Info {
+        depth: Some(o.depth.max(1)),
+        score: o.score,
+        nodes: Some(o.nodes),
+        nps: Some((o.nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
+        time: Some(elapsed.as_millis() as u64),
+        pv: o
+            .pv
+            .iter()
+            .map(|m| UciMove::from_move(*m, castling))
+            .collect(),
+        ..Info::default()
+    }
 }
 
 fn info(p: &Progress, castling: shakmaty::CastlingMode, started: Instant) -> Info {

@@ -5,9 +5,9 @@
 //! end of input becomes [`Input::Eof`]. The coordinator ([`Session`]) owns
 //! the position and the running search and is the only place that handles
 //! `stop`, `ponderhit` and `quit`; what answers `go`, `setoption`,
-//! `ucinewgame` and a first `isready` is a [`Searcher`]: the built-in engine
-//! alone (`mpcmc engine`) or the meta-engine (`mpcmc`). A search runs as its
-//! own task, so `isready` is answered at once even mid-search, and every
+//! `ucinewgame` and `isready` with no search running is a [`Searcher`]: the
+//! built-in engine alone (`mpcmc engine`) or the meta-engine (`mpcmc`). A
+//! search runs as its own task, so `isready` is answered at once even mid-search, and every
 //! `go` gets exactly one `bestmove`, even when its task dies. A bad command
 //! is answered with `info string` and the session carries on.
 
