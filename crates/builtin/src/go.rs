@@ -104,8 +104,20 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
         // A search stopped in an iteration that had already found a better
         // move answers with that move: its line goes out first, so that the
         // last `info` pv starts with the `bestmove` (fastchess checks).
-        if !outcome.pv.is_empty() && outcome.pv != last_pv {
-            out.info(last_info(&outcome, castling, started));
+        if !outcome.pv.is_empty()
+            && outcome.pv != last_pv
+            && let Some(score) = outcome.score
+        {
+            let depth = outcome.depth.max(1);
+            let last = Progress {
+                depth,
+                seldepth: depth,
+                score,
+                nodes: outcome.nodes,
+                time: started.elapsed(),
+                pv: outcome.pv.clone(),
+            };
+            out.info(info(&last, castling, started));
         }
         Some(outcome)
     });
@@ -141,24 +153,6 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
         }
     }
     outcome
-}
-
-/// The `info` line of a search's final line, when no iteration reported it.
-fn last_info(o: &Outcome, castling: shakmaty::CastlingMode, started: Instant) -> Info {
-    let elapsed = started.elapsed();
-    Info {
-        depth: Some(o.depth.max(1)),
-        score: o.score,
-        nodes: Some(o.nodes),
-        nps: Some((o.nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
-        time: Some(elapsed.as_millis() as u64),
-        pv: o
-            .pv
-            .iter()
-            .map(|m| UciMove::from_move(*m, castling))
-            .collect(),
-        ..Info::default()
-    }
 }
 
 fn info(p: &Progress, castling: shakmaty::CastlingMode, started: Instant) -> Info {
