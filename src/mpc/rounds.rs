@@ -488,7 +488,7 @@ pub async fn decide_in_rounds<C: Children>(
         (Some(a), Some((b, _))) if a == b => Some((a, Rule::Lookahead)),
         (Some(a), Some((b, vb))) => match (round_value(&decision, a), &decision.root) {
             (Some(va), Some(root)) if vb >= va.plus_cp(margin) => {
-                let c = check_deviation(children.as_ref(), game, b, root, cancel).await;
+                let c = check_deviation(children.as_ref(), game, (b, vb), root, cancel).await;
                 if let Some(r) = &c.report {
                     stats.add(r);
                 }
@@ -608,20 +608,20 @@ pub struct DeepCheck {
 /// only if that value is within [`CHECK_TOLERANCE`] of the root search's
 /// value of its own move. A check that cannot finish (`cancel`: `stop` or
 /// the move's hard limit) or whose child fails leaves the root search's
-/// move.
+/// move. `vb` is the lookahead's value of `b`: exact when `b` ends the game,
+/// and then the check's.
 async fn check_deviation<C: Children>(
     children: &C,
     game: &Arc<Game>,
-    b: Move,
+    (b, vb): (Move, Value),
     root: &Report,
     cancel: &CancellationToken,
 ) -> Check {
     let Some(root_value) = root.score else {
         return Check::unchecked(None);
     };
-    // A finished game after `b` was scored exactly by the lookahead.
-    if let Some(t) = game.terminal_after(&[b]) {
-        return Check::judged(None, (-Value::of(t)).from_child(1), root_value);
+    if game.terminal_after(&[b]).is_some() {
+        return Check::judged(None, vb, root_value);
     }
     if cancel.is_cancelled() {
         return Check::unchecked(None);
@@ -739,7 +739,7 @@ fn survivors(candidates: &[Candidate]) -> Vec<Move> {
 mod tests {
     use std::{sync::Mutex, time::Duration};
 
-    use shakmaty::{Position, uci::UciMove};
+    use shakmaty::{CastlingMode, Position, uci::UciMove};
 
     use super::*;
     use crate::mpc::{ChildFault, Query, Report, Role, Value};
@@ -1004,6 +1004,7 @@ mod tests {
         let e4 = moves(&game, &["e2e4"])[0];
         let cancel = CancellationToken::new();
         cancel.cancel();
+        let e4 = (e4, Value::cp(100));
         let c = check_deviation(&children, &game, e4, &root, &cancel).await;
         assert_eq!(c.verdict, CheckVerdict::Unchecked);
         assert!(c.report.is_none());
@@ -1012,6 +1013,20 @@ mod tests {
         let c = check_deviation(&children, &game, e4, &root, &CancellationToken::new()).await;
         assert_eq!(c.verdict, CheckVerdict::Passed);
         assert_eq!(c.report.map(|r| r.nodes), Some(50_000));
+
+        // A move that ends the game is judged on the lookahead's exact
+        // value, without a search, even once cancelled.
+        let mate = Arc::new(
+            Game::from_fen("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", CastlingMode::Standard)
+                .expect("test fen"),
+        );
+        let ra8 = moves(&mate, &["a1a8"])[0];
+        let asked = children.asked.lock().map(|a| a.len()).unwrap_or_default();
+        let exact = (-Value::MATED).from_child(1);
+        let c = check_deviation(&children, &mate, (ra8, exact), &root, &cancel).await;
+        assert_eq!((c.verdict, c.value), (CheckVerdict::Passed, Some(exact)));
+        assert!(c.report.is_none());
+        assert!(children.asked.lock().is_ok_and(|a| a.len() == asked));
     }
 
     #[tokio::test]
