@@ -11,10 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mpcmc_builtin::{
-    self as builtin,
-    go::{self as builtin_go, BuiltinGo},
-};
+use mpcmc_builtin::go as builtin_go;
 use mpcmc_protocol::{
     OptionSpec, OptionType,
     output::Output,
@@ -39,7 +36,7 @@ pub struct Meta {
     /// Pools being shut down after an option change.
     retiring: Vec<JoinHandle<()>>,
     /// The built-in engine that makes the move when the children cannot.
-    fallback: Arc<std::sync::Mutex<builtin::Engine>>,
+    fallback: search::Fallback,
     /// How noisy the children's values are, learned over the session.
     noise: Arc<std::sync::Mutex<Noise>>,
     /// What the last decision learned for the next one.
@@ -55,7 +52,7 @@ impl Meta {
             options,
             pool: None,
             retiring: Vec::new(),
-            fallback: search::fallback_engine(),
+            fallback: search::Fallback::default(),
             noise: Arc::default(),
             seed: search::SeedCell::default(),
         }
@@ -167,17 +164,14 @@ impl Searcher for Meta {
         let Some(pool) = self.pool(&request.out) else {
             // No children can be configured: the built-in engine still
             // searches the move.
-            return tokio::spawn(builtin_go::run(BuiltinGo {
-                go: request.go,
-                game: request.game,
-                engine: self.fallback.clone(),
-                hash_mb: search::FALLBACK_HASH_MB,
-                clear: Arc::default(),
-                out: request.out,
-                overhead: Duration::from_millis(self.options.move_overhead),
-                stop: request.stop,
-                ponderhit: request.ponderhit,
-            }));
+            return tokio::spawn(builtin_go::run(self.fallback.go(
+                request.go,
+                request.game,
+                request.out,
+                Duration::from_millis(self.options.move_overhead),
+                request.stop,
+                request.ponderhit,
+            )));
         };
         tokio::spawn(search::run(GoRequest {
             go: request.go,

@@ -55,11 +55,43 @@ const FIRST_PASS_NODES: u64 = 1_000;
 const FALLBACK_AFTER_STOP: Duration = Duration::from_millis(10);
 /// The fallback engine's hash table, MB (besides `Hash`, which the children
 /// share).
-pub const FALLBACK_HASH_MB: usize = 1;
+const FALLBACK_HASH_MB: usize = 1;
 
-/// The built-in engine a session keeps for moves its children cannot make.
-pub fn fallback_engine() -> Arc<Mutex<builtin::Engine>> {
-    Arc::new(Mutex::new(builtin::Engine::new(FALLBACK_HASH_MB)))
+/// The built-in engine a session keeps for moves its children cannot make
+/// (or when no children can be configured): its own small table, never
+/// cleared.
+#[derive(Clone)]
+pub struct Fallback(Arc<Mutex<builtin::Engine>>);
+
+impl Default for Fallback {
+    fn default() -> Fallback {
+        Fallback(Arc::new(Mutex::new(builtin::Engine::new(FALLBACK_HASH_MB))))
+    }
+}
+
+impl Fallback {
+    /// One `go` of it.
+    pub fn go(
+        &self,
+        go: Go,
+        game: Arc<Game>,
+        out: Output,
+        overhead: Duration,
+        stop: CancellationToken,
+        ponderhit: CancellationToken,
+    ) -> BuiltinGo {
+        BuiltinGo {
+            go,
+            game,
+            engine: self.0.clone(),
+            hash_mb: FALLBACK_HASH_MB,
+            clear: Arc::default(),
+            out,
+            overhead,
+            stop,
+            ponderhit,
+        }
+    }
 }
 
 /// What a decision learned about the position the game reaches if the
@@ -88,8 +120,7 @@ pub struct GoRequest {
     pub ponderhit: CancellationToken,
     pub debug: bool,
     /// The built-in engine that answers when the children cannot
-    /// ([`fallback_engine`]).
-    pub fallback: Arc<Mutex<builtin::Engine>>,
+    pub fallback: Fallback,
     /// The session's measure of how noisy the children's values are.
     pub noise: Arc<Mutex<Noise>>,
     /// Read for this decision's anchor hint, written with its own seed.
@@ -557,17 +588,14 @@ impl Search {
             overhead = Duration::from_millis(self.req.options.move_overhead);
         }
         go.searchmoves = self.candidates.iter().map(|m| self.uci(*m)).collect();
-        let request = BuiltinGo {
+        let request = self.req.fallback.go(
             go,
-            game: self.req.game.clone(),
-            engine: self.req.fallback.clone(),
-            hash_mb: FALLBACK_HASH_MB,
-            clear: Arc::default(),
-            out: self.req.out.clone(),
+            self.req.game.clone(),
+            self.req.out.clone(),
             overhead,
             stop,
-            ponderhit: self.req.ponderhit.clone(),
-        };
+            self.req.ponderhit.clone(),
+        );
         let started = Instant::now();
         let outcome = builtin_go::search(&request).await?;
         let elapsed = started.elapsed();
