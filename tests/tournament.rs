@@ -164,7 +164,10 @@ fn readyok_comes_in_order_and_before_quit() {
 
 #[test]
 fn a_slow_child_does_not_hold_readyok_or_the_move() {
-    let mut e = Mpcmc::start(&[&sh_evaluator("sleep 6;", STALL)]);
+    // Slower than isready's 5 s wait plus the move: a readyok that waited
+    // for it would come after 9 s. (The sleep outlives a killed shell by
+    // those 9 s at most.)
+    let mut e = Mpcmc::start(&[&sh_evaluator("sleep 9;", STALL)]);
     e.send("uci");
     e.until("uciok", 5 * SECOND);
     let sent = Instant::now();
