@@ -20,7 +20,7 @@ use mpcmc::{
     children::{ChildConfig, ChildError, Client, Pool, PoolConfig, SearchError},
     mpc::{ChildLimit, Children, Game, Query, Report, Role, Value},
 };
-use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
+use shakmaty::{Move, Position};
 use tokio_util::sync::CancellationToken;
 
 const STOCKFISH: &str = "/usr/games/stockfish";
@@ -39,15 +39,6 @@ fn stockfish() -> &'static str {
         "this test needs Stockfish at {STOCKFISH} (apt-get install -y stockfish); it is missing"
     );
     STOCKFISH
-}
-
-fn config(command: String) -> ChildConfig {
-    ChildConfig {
-        command,
-        options: Vec::new(),
-        castling: CastlingMode::Standard,
-        clear_hash: false,
-    }
 }
 
 /// A file in the temp dir, unique to this test process and `name`, removed on
@@ -96,37 +87,20 @@ impl Drop for Echo {
     }
 }
 
-fn game_from(fen: Option<&str>, moves: &str) -> Game {
-    let mut game = match fen {
-        None => Game::default(),
-        Some(fen) => Game::from_fen(fen, CastlingMode::Standard).expect("test FEN"),
-    };
-    for uci in moves.split_whitespace() {
-        game.push_uci(&uci.parse().expect("test move"))
-            .expect("legal test move");
-    }
+/// The game after 1. e4.
+fn after_e4() -> Game {
+    let mut game = Game::default();
+    game.push_uci(&"e2e4".parse().expect("test move"))
+        .expect("legal test move");
     game
 }
 
-fn query(game: Game, line: Vec<Move>, limit: ChildLimit) -> Query {
-    Query {
-        role: Role::Evaluator,
-        game: Arc::new(game),
-        line,
-        limit,
-    }
-}
-
-fn startpos_query(limit: ChildLimit) -> Query {
-    query(Game::default(), Vec::new(), limit)
-}
-
-fn uci(m: Move) -> String {
-    UciMove::from_move(m, CastlingMode::Standard).to_string()
+fn root_query(game: Game, limit: ChildLimit) -> Query {
+    Query::root(Arc::new(game), limit)
 }
 
 async fn spawn(command: String, label: &str) -> Client {
-    match Client::spawn(&config(command.clone()), label.to_owned()).await {
+    match Client::spawn(&ChildConfig::new(command.clone()), label.to_owned()).await {
         Ok(client) => client,
         Err(e) => panic!("could not start {command}: {e}"),
     }
@@ -192,7 +166,7 @@ async fn crash_on_go_is_died_with_the_exit_status() {
     let mut client = spawn(echo.crasher(), "crasher").await;
     let err = client
         .search(
-            &startpos_query(ChildLimit::Nodes(100)),
+            &root_query(Game::default(), ChildLimit::Nodes(100)),
             &CancellationToken::new(),
         )
         .await
@@ -220,7 +194,7 @@ async fn crash_on_go_is_died_with_the_exit_status() {
 #[tokio::test]
 async fn spawn_of_a_missing_program_names_it() {
     let command = "/nonexistent/mpcmc-no-such-engine --uci".to_owned();
-    let err = match Client::spawn(&config(command), "ghost".to_owned()).await {
+    let err = match Client::spawn(&ChildConfig::new(command), "ghost".to_owned()).await {
         Ok(_) => panic!("a missing program cannot start"),
         Err(e) => e,
     };
@@ -239,7 +213,7 @@ async fn spawn_of_a_missing_program_names_it() {
     assert!(!err.needs_restart());
 
     // A command line that does not split is refused before anything runs.
-    let err = match Client::spawn(&config("'unclosed".to_owned()), "typo".to_owned()).await {
+    let err = match Client::spawn(&ChildConfig::new("'unclosed"), "typo".to_owned()).await {
         Ok(_) => panic!("an unsplittable command line cannot start"),
         Err(e) => e,
     };
@@ -250,7 +224,7 @@ async fn spawn_of_a_missing_program_names_it() {
 #[tokio::test]
 async fn pool_retries_a_crashed_child_once_then_fails() {
     let echo = Echo::new("pool-crash");
-    let child = config(echo.crasher());
+    let child = ChildConfig::new(echo.crasher());
     let pool = Pool::start(PoolConfig {
         evaluator: child.clone(),
         opponent: child,
@@ -258,7 +232,7 @@ async fn pool_retries_a_crashed_child_once_then_fails() {
     });
     let err = pool
         .search(
-            startpos_query(ChildLimit::Nodes(100)),
+            root_query(Game::default(), ChildLimit::Nodes(100)),
             CancellationToken::new(),
         )
         .await
@@ -297,7 +271,7 @@ async fn pool_of_stockfish_answers_and_shuts_down_clean() {
     std::os::unix::fs::symlink(stockfish(), &program).expect("symlink to stockfish");
     let program = program.to_str().expect("UTF-8 temp path").to_owned();
 
-    let mut child = config(quote(&program));
+    let mut child = ChildConfig::new(quote(&program));
     child.options = vec![
         ("Threads".to_owned(), "1".to_owned()),
         ("Hash".to_owned(), "16".to_owned()),
@@ -309,8 +283,8 @@ async fn pool_of_stockfish_answers_and_shuts_down_clean() {
         threads: 2,
     });
     pool.ready().await;
-    let game = game_from(None, "e2e4");
-    let evaluator = query(game, Vec::new(), ChildLimit::Nodes(2000));
+    let game = after_e4();
+    let evaluator = root_query(game, ChildLimit::Nodes(2000));
     let opponent = Query {
         role: Role::Opponent,
         ..evaluator.clone()
@@ -341,7 +315,7 @@ async fn pool_of_stockfish_answers_and_shuts_down_clean() {
 
 #[tokio::test]
 async fn stockfish_search_reports_move_score_nodes_and_pv() {
-    let mut child = config(stockfish().to_owned());
+    let mut child = ChildConfig::new(stockfish());
     child.options = vec![
         ("Threads".to_owned(), "1".to_owned()),
         ("Hash".to_owned(), "16".to_owned()),
@@ -359,7 +333,7 @@ async fn stockfish_search_reports_move_score_nodes_and_pv() {
         "{:?}",
         client.name
     );
-    let q = query(game_from(None, "e2e4"), Vec::new(), ChildLimit::Nodes(2000));
+    let q = root_query(after_e4(), ChildLimit::Nodes(2000));
     let report = report_of(client.search(&q, &CancellationToken::new()).await);
     let pos = q.position();
     assert!(pos.is_legal(report.best), "{report:?}");
@@ -381,7 +355,7 @@ async fn a_dropped_search_is_drained_before_the_next_command() {
     let cancel = CancellationToken::new();
     // A long search whose future is dropped after 30 ms: the child is still
     // searching and will print its bestmove later.
-    let long = startpos_query(ChildLimit::Depth(30));
+    let long = root_query(Game::default(), ChildLimit::Depth(30));
     let dropped =
         tokio::time::timeout(Duration::from_millis(30), client.search(&long, &cancel)).await;
     assert!(
@@ -389,14 +363,14 @@ async fn a_dropped_search_is_drained_before_the_next_command() {
         "the depth-30 search cannot finish in 30 ms"
     );
     // The next search must get its own answer, legal after 1.e4.
-    let game = game_from(None, "e2e4");
+    let game = after_e4();
     let pos = game.position().clone();
     let report = report_of(
         client
-            .search(&query(game, Vec::new(), ChildLimit::Nodes(1000)), &cancel)
+            .search(&root_query(game, ChildLimit::Nodes(1000)), &cancel)
             .await,
     );
-    assert!(pos.is_legal(report.best), "{}", uci(report.best));
+    assert!(pos.is_legal(report.best), "{report:?}");
     assert!(!report.stopped);
     client.quit(Duration::from_secs(1)).await;
 }
@@ -404,7 +378,7 @@ async fn a_dropped_search_is_drained_before_the_next_command() {
 #[tokio::test]
 async fn a_root_moves_calls_share_a_child_and_its_position_comes_back_to_it() {
     use mpcmc::mpc::{Lookahead, Settings, decide};
-    let child = config("builtin".to_owned());
+    let child = ChildConfig::new("builtin");
     let pool = Arc::new(Pool::start(PoolConfig {
         evaluator: child.clone(),
         opponent: child,
@@ -455,7 +429,7 @@ async fn a_root_moves_calls_share_a_child_and_its_position_comes_back_to_it() {
         next.push(reply);
         let root = pool
             .search(
-                query(next, Vec::new(), ChildLimit::Nodes(1000)),
+                root_query(next, ChildLimit::Nodes(1000)),
                 CancellationToken::new(),
             )
             .await;

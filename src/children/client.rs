@@ -161,6 +161,19 @@ pub struct ChildConfig {
     pub clear_hash: bool,
 }
 
+impl ChildConfig {
+    /// A child started by `command` with the defaults: no options of its
+    /// own, standard castling, warm (keeps its hash).
+    pub fn new(command: impl Into<String>) -> ChildConfig {
+        ChildConfig {
+            command: command.into(),
+            options: Vec::new(),
+            castling: CastlingMode::Standard,
+            clear_hash: false,
+        }
+    }
+}
+
 /// What a client reads the child's lines from.
 pub type Reader = Box<dyn AsyncRead + Send + Unpin>;
 /// What a client writes the child's commands to.

@@ -303,21 +303,15 @@ mod tests {
             Arc::new(game)
         };
         let config = ChildConfig {
-            command: BUILTIN.to_owned(),
             options: vec![("Hash".into(), "4".into())],
-            castling: CastlingMode::Standard,
             clear_hash: true,
+            ..ChildConfig::new(BUILTIN)
         };
         let mut child = InProcess::new(&config, "test".into(), shared_table(&config, 1));
         let cancel = CancellationToken::new();
         let draw = Some(ScoreKind::Cp(0));
         // The whole game played: Black to move at the root, h8g8 draws.
-        let at_root = Query {
-            role: Role::Evaluator,
-            game: game(10),
-            line: Vec::new(),
-            limit: ChildLimit::Depth(5),
-        };
+        let at_root = Query::root(game(10), ChildLimit::Depth(5));
         let report = child.search(&at_root, &cancel).await.expect("search");
         assert_eq!(report.score.map(|s| s.to_uci().kind), draw, "{report:?}");
         // The last move in the query's line instead of the game.
@@ -342,10 +336,8 @@ mod tests {
     #[tokio::test]
     async fn children_that_keep_their_hash_share_one_table() {
         let mut config = ChildConfig {
-            command: BUILTIN.to_owned(),
             options: vec![("Hash".into(), "4".into())],
-            castling: CastlingMode::Standard,
-            clear_hash: false,
+            ..ChildConfig::new(BUILTIN)
         };
         let game = Arc::new(
             Game::from_fen(

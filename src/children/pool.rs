@@ -759,10 +759,9 @@ mod tests {
     #[test]
     fn built_in_children_share_a_table_of_their_hash_shares() {
         let builtin = |hash: &str, clear_hash| ChildConfig {
-            command: "builtin".to_owned(),
             options: vec![("Hash".to_owned(), hash.to_owned())],
-            castling: shakmaty::CastlingMode::Standard,
             clear_hash,
+            ..ChildConfig::new("builtin")
         };
         let config = |evaluator: ChildConfig, opponent: ChildConfig| PoolConfig {
             evaluator,
@@ -785,10 +784,7 @@ mod tests {
         assert!(!Arc::ptr_eq(&e, &o));
         assert_eq!((e.mb(), o.mb()), (8, 4));
 
-        let stockfish = ChildConfig {
-            command: "/usr/games/stockfish".to_owned(),
-            ..builtin("8", false)
-        };
+        let stockfish = ChildConfig::new("/usr/games/stockfish");
         let tables = Tables::new(&config(builtin("8", true), stockfish), 2);
         assert!(tables.of(Role::Evaluator).is_none());
         assert!(tables.of(Role::Opponent).is_none());

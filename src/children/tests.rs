@@ -22,15 +22,6 @@ use crate::{
 
 const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
-fn config(flags: &str) -> ChildConfig {
-    ChildConfig {
-        command: flags.to_owned(),
-        options: Vec::new(),
-        castling: CastlingMode::Standard,
-        clear_hash: false,
-    }
-}
-
 fn game_from(fen: Option<&str>, moves: &str) -> Game {
     let mut game = match fen {
         None => Game::default(),
@@ -62,15 +53,13 @@ fn line_from(game: &Game, moves: &str) -> Vec<Move> {
 
 fn query(game: Game, line: Vec<Move>, limit: ChildLimit) -> Query {
     Query {
-        role: Role::Evaluator,
-        game: Arc::new(game),
         line,
-        limit,
+        ..Query::root(Arc::new(game), limit)
     }
 }
 
 fn startpos_query(limit: ChildLimit) -> Query {
-    query(Game::default(), Vec::new(), limit)
+    Query::root(Arc::new(Game::default()), limit)
 }
 
 fn uci(m: Move) -> String {
@@ -78,7 +67,7 @@ fn uci(m: Move) -> String {
 }
 
 async fn client(flags: &str, label: &str, heard: &Heard) -> Client {
-    match connect(&config(flags), label, heard).await {
+    match connect(&ChildConfig::new(flags), label, heard).await {
         Ok(client) => client,
         Err(e) => panic!("could not start the fake '{flags}': {e}"),
     }
@@ -272,7 +261,12 @@ async fn every_fault_is_its_own_error_naming_the_child_at_its_deadline() {
 #[tokio::test(start_paused = true)]
 async fn no_uciok_is_stalled_at_the_handshake_deadline() {
     let started = Instant::now();
-    let result = connect(&config("--stall-on-uci"), "mute", &Heard::default()).await;
+    let result = connect(
+        &ChildConfig::new("--stall-on-uci"),
+        "mute",
+        &Heard::default(),
+    )
+    .await;
     let took = started.elapsed();
     let err = match result {
         Ok(_) => panic!("a child that never sends uciok cannot start"),
@@ -349,7 +343,7 @@ async fn garbage_lines_are_skipped() {
 async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
     // From the start position, with hash clearing and options.
     let heard = Heard::default();
-    let mut child = config("--move=d2d3");
+    let mut child = ChildConfig::new("--move=d2d3");
     child.clear_hash = true;
     child.options = vec![
         ("hash".to_owned(), "32".to_owned()),
@@ -378,7 +372,7 @@ async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
     // From a FEN, without hash clearing, castling written the Chess960 way.
     let heard = Heard::default();
     let fen = "r1bqk1nr/pppp1ppp/2n5/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
-    let mut child = config("--move=e8h8");
+    let mut child = ChildConfig::new("--move=e8h8");
     child.castling = CastlingMode::Chess960;
     let mut client = connect(&child, "historian960", &heard)
         .await
@@ -407,8 +401,8 @@ async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
 fn pool_of(evaluator: &str, opponent: &str, threads: usize, heard: &Heard) -> Pool {
     Pool::start_with(
         PoolConfig {
-            evaluator: config(evaluator),
-            opponent: config(opponent),
+            evaluator: ChildConfig::new(evaluator),
+            opponent: ChildConfig::new(opponent),
             threads,
         },
         fakes(heard),
@@ -454,8 +448,8 @@ async fn pool_serves_the_other_role_while_one_keeps_crashing() {
     };
     let pool = Pool::start_with(
         PoolConfig {
-            evaluator: config("--crash-on-go"),
-            opponent: config("--move=e7e5"),
+            evaluator: ChildConfig::new("--crash-on-go"),
+            opponent: ChildConfig::new("--move=e7e5"),
             threads: 1,
         },
         connect_by_role,

@@ -267,12 +267,7 @@ pub(crate) async fn pass<C: Children>(
     if let Some(limit) = root_limit
         && game.terminal_now().is_none()
     {
-        let query = Query {
-            role: Role::Evaluator,
-            game: game.clone(),
-            line: Vec::new(),
-            limit,
-        };
+        let query = Query::root(game.clone(), limit);
         let (children, cancel) = (children.clone(), cancel.clone());
         let (queued, is_queued) = tokio::sync::oneshot::channel();
         tasks.spawn(async move {

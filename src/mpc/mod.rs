@@ -52,6 +52,17 @@ pub struct Query {
 }
 
 impl Query {
+    /// The evaluator's search of the game's current position: the decision's
+    /// root (the anchor and fortification reference).
+    pub fn root(game: Arc<Game>, limit: ChildLimit) -> Query {
+        Query {
+            role: Role::Evaluator,
+            game,
+            line: Vec::new(),
+            limit,
+        }
+    }
+
     /// How soon the call should run, 0 first: the evaluator at the root (the
     /// fortification reference and the fallback when time runs out), then
     /// calls that complete a candidate, then calls that start one. A pass cut

@@ -692,12 +692,7 @@ async fn root_searches<C: Children>(
         if cancel.is_cancelled() {
             break;
         }
-        let query = Query {
-            role: Role::Evaluator,
-            game: game.clone(),
-            line: Vec::new(),
-            limit,
-        };
+        let query = Query::root(game.clone(), limit);
         match children.search(query, cancel.clone()).await {
             Ok(report) => {
                 let stopped = report.stopped;

@@ -30,8 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     children::Pool,
     mpc::{
-        ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Role, Rule, Settings,
-        Value,
+        ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Rule, Settings, Value,
         budget::{
             INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds, open_rounds, plan_timed,
             round_clock,
@@ -488,12 +487,7 @@ impl Search {
             ChildLimit::MoveTime(t) => ChildLimit::MoveTime(t.max(Duration::from_millis(1))),
             other => other,
         };
-        let query = Query {
-            role: Role::Evaluator,
-            game: self.req.game.clone(),
-            line: Vec::new(),
-            limit,
-        };
+        let query = Query::root(self.req.game.clone(), limit);
         let cancel = CancellationToken::new();
         let search = self.req.pool.search(query, cancel.clone());
         tokio::pin!(search);
