@@ -646,14 +646,15 @@ impl<'a> Search<'a> {
             return evaluate(pos);
         }
 
-        let checkers = pos.checkers();
-        if checkers.any() {
-            // Every evasion, no stand-pat.
-            let mut moves = pos.legal_moves();
+        // In check: every evasion (legal), no stand-pat. Otherwise: stand
+        // pat, then the captures and promotions (pseudo-legal), the losing
+        // ones and those that cannot reach alpha skipped.
+        let mut scores = [0i32; 256];
+        let (mut moves, stand_pat) = if pos.checkers().any() {
+            let moves = pos.legal_moves();
             if moves.is_empty() {
                 return -MATE + ply as i32;
             }
-            let mut scores = [0i32; 256];
             for (m, s) in moves.iter().zip(scores.iter_mut()) {
                 *s = if m.is_capture() || m.is_promotion() {
                     capture_order(pos, *m)
@@ -661,56 +662,38 @@ impl<'a> Search<'a> {
                     0
                 };
             }
-            let mut best = -INF;
-            for i in 0..moves.len() {
-                pick_best(&mut moves, &mut scores, i);
-                let mut child = pos.clone();
-                child.play_unchecked(moves[i]);
-                let score = -self.qsearch(&child, -beta, -alpha, ply + 1);
-                if self.stopped {
-                    return 0;
-                }
-                if score > best {
-                    best = score;
-                    if score > alpha {
-                        alpha = score;
-                        if score >= beta {
-                            break;
-                        }
-                    }
-                }
+            (moves, None)
+        } else {
+            let stand_pat = evaluate(pos);
+            if stand_pat >= beta {
+                return stand_pat;
             }
-            return best;
-        }
-
-        let stand_pat = evaluate(pos);
-        if stand_pat >= beta {
-            return stand_pat;
-        }
-        alpha = alpha.max(stand_pat);
-
-        let mut moves = MoveList::new();
-        let mut scores = [0i32; 256];
-        generate_captures(pos, &mut moves);
-        for (m, s) in moves.iter().zip(scores.iter_mut()) {
-            *s = capture_order(pos, *m);
-        }
-        let mut best = stand_pat;
+            alpha = alpha.max(stand_pat);
+            let mut moves = MoveList::new();
+            generate_captures(pos, &mut moves);
+            for (m, s) in moves.iter().zip(scores.iter_mut()) {
+                *s = capture_order(pos, *m);
+            }
+            (moves, Some(stand_pat))
+        };
+        let mut best = stand_pat.unwrap_or(-INF);
         let us = pos.turn();
         let king = pos.board().king_of(us);
         for i in 0..moves.len() {
             pick_best(&mut moves, &mut scores, i);
             let m = moves[i];
-            let gain = m.capture().map_or(0, see_value)
-                + m.promotion()
-                    .map_or(0, |p| see_value(p) - see_value(Role::Pawn));
-            // Delta pruning: even winning the piece cannot reach alpha.
-            if stand_pat + gain + 200 <= alpha {
-                continue;
-            }
-            if scores[i] < 0 {
-                // Losing captures (SEE < 0) are ordered last: done.
-                break;
+            if let Some(stand_pat) = stand_pat {
+                let gain = m.capture().map_or(0, see_value)
+                    + m.promotion()
+                        .map_or(0, |p| see_value(p) - see_value(Role::Pawn));
+                // Delta pruning: even winning the piece cannot reach alpha.
+                if stand_pat + gain + 200 <= alpha {
+                    continue;
+                }
+                if scores[i] < 0 {
+                    // Losing captures (SEE < 0) are ordered last: done.
+                    break;
+                }
             }
             let mut child = pos.clone();
             child.play_unchecked(m);
@@ -720,7 +703,8 @@ impl<'a> Search<'a> {
             } else {
                 king
             };
-            if let Some(k) = our_king
+            if stand_pat.is_some()
+                && let Some(k) = our_king
                 && child
                     .board()
                     .attacks_to(k, !us, child.board().occupied())
