@@ -5,10 +5,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Mpcmc, assert_legal, position};
+use common::{Mpcmc, SECOND, assert_legal, position};
 use shakmaty::Chess;
-
-const SECOND: Duration = Duration::from_secs(1);
 
 #[test]
 fn handshake_options_and_bad_input() {
@@ -56,34 +54,7 @@ fn handshake_options_and_bad_input() {
 fn infinite_stop_and_isready_mid_search() {
     let mut e = Mpcmc::builtin(&[]);
     e.handshake();
-    e.send("position startpos");
-    e.send("go infinite");
-    e.silent("bestmove", Duration::from_millis(700));
-    // Answered while the search runs (it cannot end before `stop`).
-    e.send("isready");
-    let lines = e.until("readyok", 2 * SECOND);
-    assert!(
-        !lines.iter().any(|l| l.starts_with("bestmove")),
-        "{lines:?}"
-    );
-    e.send("stop");
-    let (mv, _) = e.bestmove(2 * SECOND);
-    assert_legal(&Chess::default(), &mv);
-    // The last info line is the move played.
-    let info = e
-        .transcript
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .expect("info lines during the search");
-    assert!(info.contains(&format!(" pv {mv}")), "{info} vs {mv}");
-    e.send("stop");
-    e.send("isready");
-    let lines = e.until("readyok", SECOND);
-    assert!(
-        !lines.iter().any(|l| l.starts_with("bestmove")),
-        "{lines:?}"
-    );
+    e.infinite_waits_for_stop(Duration::from_millis(700));
     assert!(e.quit().success());
 }
 

@@ -10,9 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Mpcmc, alive, assert_legal, position, sh_engine, stockfish};
-
-const SECOND: Duration = Duration::from_secs(1);
+use common::{Mpcmc, SECOND, alive, assert_legal, position, sh_engine, stockfish};
 
 /// `--evaluator=` a shell engine that runs `on_go` on `go` (after `on_uci`
 /// on `uci`).

@@ -7,11 +7,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{ChildKind, Mpcmc, alive, assert_legal, position};
+use common::{ChildKind, Mpcmc, SECOND, alive, assert_legal, position};
 use mpcmc::uci::options::names;
 use shakmaty::Chess;
-
-const SECOND: Duration = Duration::from_secs(1);
 
 fn handshake_lists_every_option(child: ChildKind) {
     let mut e = Mpcmc::over(child, &[]);
@@ -78,38 +76,7 @@ fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
 fn infinite_waits_for_stop_and_isready_is_answered_mid_search(child: ChildKind) {
     let mut e = Mpcmc::over(child, &[]);
     e.handshake();
-    e.send("position startpos");
-    e.send("go infinite");
-    e.silent("bestmove", Duration::from_millis(1500));
-    // Answered while the search runs (it cannot end before `stop`).
-    e.send("isready");
-    let lines = e.until("readyok", 2 * SECOND);
-    assert!(
-        !lines.iter().any(|l| l.starts_with("bestmove")),
-        "{lines:?}"
-    );
-    e.send("stop");
-    let (mv, lines) = e.bestmove(2 * SECOND);
-    assert_legal(&Chess::default(), &mv);
-    // The last info line is the decision played.
-    let all = e.transcript.clone();
-    let info = all
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .expect("info");
-    assert!(
-        info.contains(&format!(" pv {mv}")),
-        "{info} vs {mv}; {lines:?}"
-    );
-    // Exactly one bestmove: a second stop is ignored.
-    e.send("stop");
-    e.send("isready");
-    let lines = e.until("readyok", 2 * SECOND);
-    assert!(
-        !lines.iter().any(|l| l.starts_with("bestmove")),
-        "{lines:?}"
-    );
+    e.infinite_waits_for_stop(Duration::from_millis(1500));
     assert!(e.quit().success());
 }
 

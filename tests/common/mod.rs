@@ -13,6 +13,8 @@ use std::{
 
 use shakmaty::{CastlingMode, Chess, Position, fen::Fen, uci::UciMove};
 
+pub const SECOND: Duration = Duration::from_secs(1);
+
 /// Stockfish as Debian installs it. Tests that need it fail without it: CI
 /// installs it (`apt-get install -y stockfish`).
 pub fn stockfish() -> &'static str {
@@ -335,5 +337,43 @@ impl Mpcmc {
             pos.play_unchecked(m);
             moves.push(mv);
         }
+    }
+}
+
+impl Mpcmc {
+    /// `go infinite` from the start position: nothing before `stop` (the
+    /// first `wait` of it checked), `isready` answered mid-search, then one
+    /// legal `bestmove` whose move is the last `info` line's, and a second
+    /// `stop` ignored.
+    pub fn infinite_waits_for_stop(&mut self, wait: Duration) {
+        self.send("position startpos");
+        self.send("go infinite");
+        self.silent("bestmove", wait);
+        self.send("isready");
+        let lines = self.until("readyok", 2 * SECOND);
+        assert!(
+            !lines.iter().any(|l| l.starts_with("bestmove")),
+            "{lines:?}"
+        );
+        self.send("stop");
+        let (mv, lines) = self.bestmove(2 * SECOND);
+        assert_legal(&Chess::default(), &mv);
+        let info = self
+            .transcript
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("info depth"))
+            .expect("info lines during the search");
+        assert!(
+            info.contains(&format!(" pv {mv}")),
+            "{info} vs {mv}; {lines:?}"
+        );
+        self.send("stop");
+        self.send("isready");
+        let lines = self.until("readyok", 2 * SECOND);
+        assert!(
+            !lines.iter().any(|l| l.starts_with("bestmove")),
+            "{lines:?}"
+        );
     }
 }

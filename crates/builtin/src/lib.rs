@@ -596,49 +596,62 @@ mod tests {
         }
     }
 
+    /// What a busy machine may add to a search's deadline before it is seen
+    /// (the tests check deadlines are kept, not how fast the machine is; a
+    /// search that ignored them would run for minutes).
+    const SLACK: Duration = Duration::from_secs(2);
+
     #[test]
     fn movetime_returns_in_time() {
+        let movetime = Duration::from_millis(150);
         let limits = Limits {
-            movetime: Some(Duration::from_millis(150)),
+            movetime: Some(movetime),
             ..Limits::default()
         };
         let started = Instant::now();
+        let b = budget(&limits, started, 20);
+        assert_eq!((b.hard, b.soft), (Some(started + movetime), None));
         let (out, seen) = run(BENCH_FENS[2], &limits);
         let took = started.elapsed();
-        assert!(took >= Duration::from_millis(140), "{took:?}");
-        assert!(took < Duration::from_millis(250), "{took:?}");
+        // The time is used (no mate to stop early), and the deadline kept.
+        assert!(took >= movetime, "{took:?}");
+        assert!(took < movetime + SLACK, "{took:?}");
         assert!(!seen.is_empty());
         assert!(legal(&pos(BENCH_FENS[2]), out.best));
     }
 
     #[test]
     fn clock_uses_a_share() {
-        // 3 s left: about 100 ms for this move, never more than half.
-        let limits = Limits {
-            clock: Some(Clock {
-                time: Duration::from_millis(3000),
-                inc: Duration::ZERO,
-                movestogo: None,
-            }),
-            ..Limits::default()
+        // 3 s left: the move gets `Clock::move_budget` (about 100 ms, never
+        // more than half; its numbers are `clock_budget`'s test) as its hard
+        // deadline, and starts no iteration past half of it.
+        let clock = |ms, movestogo| Clock {
+            time: Duration::from_millis(ms),
+            inc: Duration::ZERO,
+            movestogo,
         };
         let started = Instant::now();
+        let limits = Limits {
+            clock: Some(clock(3000, None)),
+            ..Limits::default()
+        };
+        let share = clock(3000, None).move_budget();
+        let b = budget(&limits, started, 20);
+        assert_eq!(b.hard, Some(started + share));
+        assert_eq!(b.soft, Some(started + share / 2));
+        // A forced move needs no thought.
+        assert_eq!(budget(&limits, started, 1).soft, Some(started));
         let (out, _) = run(BENCH_FENS[0], &limits);
-        let took = started.elapsed();
-        assert!(took < Duration::from_millis(200), "{took:?}");
+        assert!(started.elapsed() < share + SLACK, "{:?}", started.elapsed());
         assert!(legal(&Chess::default(), out.best));
-        // Almost no time left still gives a move, at once.
+        // Almost no time left still gives a move.
         let limits = Limits {
-            clock: Some(Clock {
-                time: Duration::from_millis(2),
-                inc: Duration::ZERO,
-                movestogo: Some(1),
-            }),
+            clock: Some(clock(2, Some(1))),
             ..Limits::default()
         };
         let started = Instant::now();
         let (out, _) = run(BENCH_FENS[0], &limits);
-        assert!(started.elapsed() < Duration::from_millis(50));
+        assert!(started.elapsed() < clock(2, Some(1)).move_budget() + SLACK);
         assert!(legal(&Chess::default(), out.best));
     }
 
