@@ -697,14 +697,14 @@ impl<'a> Search<'a> {
             }
             let mut child = pos.clone();
             child.play_unchecked(m);
-            // Pseudo-legal generation: reject moves that leave our king attacked.
-            let our_king = if m.role() == Role::King {
-                Some(m.to())
-            } else {
-                king
-            };
+            // Captures are generated pseudo-legal (evasions are legal): reject
+            // those that leave our king attacked.
             if stand_pat.is_some()
-                && let Some(k) = our_king
+                && let Some(k) = if m.role() == Role::King {
+                    Some(m.to())
+                } else {
+                    king
+                }
                 && child
                     .board()
                     .attacks_to(k, !us, child.board().occupied())
