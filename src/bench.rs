@@ -19,7 +19,7 @@ use crate::{
     children::Pool,
     mpc::{
         ChildLimit, Game,
-        budget::{NODE_ROOT_SHARE, node_rounds},
+        budget::{ROOT_SHARE, node_rounds},
         decide,
         rounds::{Noise, decide_in_rounds},
     },
@@ -149,7 +149,7 @@ async fn rounds(
         out,
         "\nRounds: go nodes {total}, Threads {} (root search {:.0}%, the rest in rounds)",
         options.threads,
-        100.0 * NODE_ROOT_SHARE
+        100.0 * ROOT_SHARE
     )?;
     writeln!(
         out,

@@ -43,7 +43,10 @@ fn handshake_lists_every_option(child: ChildKind) {
 }
 
 fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
-    let mut e = Mpcmc::over(child, &[]);
+    // Two workers: the lookahead has one of its own (with one, the root
+    // search takes ROOT_SHARE of the time first, and the rest may not fit
+    // a lookahead before the children's speed is known).
+    let mut e = Mpcmc::over(child, &["--threads=2"]);
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
     let sent = Instant::now();

@@ -15,7 +15,7 @@ use mpcmc_protocol::Go;
 
 use crate::mpc::{
     lookahead::Lookahead,
-    rounds::{ClockCell, RoundClock, RoundPlan, first_round_nodes, rounds_for},
+    rounds::{ClockCell, RootTime, RoundClock, RoundPlan, first_round_nodes, rounds_for},
 };
 
 /// The limit of one child search.
@@ -77,16 +77,14 @@ pub const MIN_CALL: Duration = Duration::from_millis(4);
 /// the tail of the last calls.
 const SAFETY: f64 = 0.8;
 
-/// Share of a timed decision the evaluator's root search gets when it has
-/// no worker of its own (a clock with one worker).
-pub const ROOT_SHARE: f64 = 0.75;
-
-/// Share of a node total (`go nodes`) for the evaluator's root search. Its
-/// move is played on almost every move (149 of 150 at `go nodes 150000`
-/// over the built-in engine), so the lookahead gets little: 0.9 against
-/// 0.75 scored 84 against 67 points of the same 200 games against the
-/// engine alone at equal nodes (-56 ± 36 against -119 ± 39 Elo).
-pub const NODE_ROOT_SHARE: f64 = 0.9;
+/// Share of a decision's budget for the evaluator's root search when it has
+/// no worker of its own: a node total (`go nodes`), or a clock with one
+/// worker (`ChildThreads` = `Threads`). Its move is played on almost every
+/// move (149 of 150 at `go nodes 150000` over the built-in engine), so the
+/// lookahead gets little: 0.9 against 0.75 scored 84 against 67 points of
+/// the same 200 games against the engine alone at equal nodes (-56 ± 36
+/// against -119 ± 39 Elo).
+pub const ROOT_SHARE: f64 = 0.9;
 
 /// A timed decision's first round is sized so that about this many rounds
 /// fit in the move's target time.
@@ -101,11 +99,11 @@ pub const MIN_CALL_NODES: u64 = 64;
 /// The children's speed assumed before any search was measured.
 pub const INITIAL_SPEED: u64 = 500_000;
 
-/// A node total (`go nodes N`) as rounds: [`NODE_ROOT_SHARE`] of it for the
+/// A node total (`go nodes N`) as rounds: [`ROOT_SHARE`] of it for the
 /// evaluator's root search, the rest over rounds of halving that end with
 /// two candidates.
 pub fn node_rounds(total: u64, lookahead: Lookahead, moves: usize) -> RoundPlan {
-    let root = ((total as f64 * NODE_ROOT_SHARE) as u64).max(1);
+    let root = ((total as f64 * ROOT_SHARE) as u64).max(1);
     let rounds = rounds_for(moves);
     let rest = total.saturating_sub(root);
     let first = first_round_nodes(rest, lookahead, moves, rounds);
@@ -155,7 +153,7 @@ pub fn round_clock(start: Instant, soft: Duration, hard: Duration) -> RoundClock
         start,
         soft,
         hard: hard.mul_f64(SAFETY),
-        until_root: false,
+        root: RootTime::Apart,
     }
 }
 
@@ -190,9 +188,10 @@ pub struct TimedBudget {
 }
 
 /// Plans a decision on a clock. With two or more workers the root search
-/// has one to itself for the whole decision (a first search of half the
-/// target names the anchor early, a second deepens it until the rounds
-/// end); with one it gets [`ROOT_SHARE`] of the target first. The rounds'
+/// has one to itself for the whole decision (on a plain clock it keeps the
+/// clock, else a first search of half the target names the anchor early,
+/// a second deepens it until the rounds end); with one it runs first, on
+/// [`ROOT_SHARE`] of the clock (of the target without a plain clock). The rounds'
 /// first per-call node budget is sized from the children's measured speed
 /// so that about [`ROUNDS_PER_MOVE`] rounds fit; the clock then decides how
 /// many run. Prefers `preferred`; falls back to half-step and then to the
@@ -218,8 +217,16 @@ pub fn plan_timed(budget: TimedBudget, moves: usize, preferred: Lookahead) -> Ti
         Lookahead::One => &[Lookahead::One, Lookahead::Half],
         Lookahead::Half => &[Lookahead::Half],
     };
-    // With two workers and a plain clock, the root search keeps the clock.
-    let keeps_clock = budget.clock.filter(|_| threads >= 2);
+    // On a plain clock the root search keeps the clock (with one worker,
+    // ROOT_SHARE of it) and decides its time.
+    let (keeps_clock, root_time) = match budget.clock {
+        Some(clock) if threads >= 2 => (Some(clock), RootTime::Until),
+        Some(clock) => (
+            Some(clock_share(clock, ROOT_SHARE)),
+            RootTime::After(ROOT_SHARE),
+        ),
+        None => (None, RootTime::Apart),
+    };
     for &lookahead in order {
         let calls = (lookahead.plies() as usize * moves.max(1)) as u32;
         let per_call = lookahead_time / ROUNDS_PER_MOVE / calls;
@@ -227,7 +234,7 @@ pub fn plan_timed(budget: TimedBudget, moves: usize, preferred: Lookahead) -> Ti
             (budget.speed as f64 * per_call.saturating_sub(budget.call_cost).as_secs_f64()) as u64;
         if nodes >= MIN_CALL_NODES && (root >= MIN_CALL || keeps_clock.is_some()) {
             let mut clock = round_clock(budget.start, budget.soft, budget.hard);
-            clock.until_root = keeps_clock.is_some();
+            clock.root = root_time;
             return TimedPlan::Rounds(
                 lookahead,
                 Box::new(RoundPlan {
@@ -246,6 +253,25 @@ pub fn plan_timed(budget: TimedBudget, moves: usize, preferred: Lookahead) -> Ti
     TimedPlan::EvaluatorOnly(budget.clock.unwrap_or(ChildLimit::MoveTime(
         usable.saturating_sub(budget.call_cost),
     )))
+}
+
+/// `clock` with `share` of every time and increment in it: a child's time
+/// manager then plans on that share of the game.
+fn clock_share(clock: ChildLimit, share: f64) -> ChildLimit {
+    match clock {
+        ChildLimit::Clock {
+            wtime,
+            btime,
+            winc,
+            binc,
+        } => ChildLimit::Clock {
+            wtime: wtime.mul_f64(share),
+            btime: btime.mul_f64(share),
+            winc: winc.mul_f64(share),
+            binc: binc.mul_f64(share),
+        },
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -294,9 +320,49 @@ mod tests {
         else {
             panic!("rounds expected");
         };
-        assert_eq!(plan.root, ChildLimit::MoveTime(Duration::from_millis(600)));
+        assert_eq!(plan.root, ChildLimit::MoveTime(Duration::from_millis(720)));
         assert_eq!(plan.root_then, None);
-        assert_eq!(plan.first, ChildLimit::Nodes(1250));
+        // 80 ms of lookahead / 4 rounds / 40 calls: 0.5 ms, 500 nodes.
+        assert_eq!(plan.first, ChildLimit::Nodes(500));
+        assert_eq!(plan.clock.get().map(|c| c.root), Some(RootTime::Apart));
+        // On a plain clock the root search keeps it: all of it with a
+        // worker of its own, ROOT_SHARE of it first with one worker.
+        let clock = ChildLimit::Clock {
+            wtime: Duration::from_millis(10_000),
+            btime: Duration::from_millis(8_000),
+            winc: Duration::from_millis(100),
+            binc: Duration::from_millis(100),
+        };
+        let on_clock = |threads| {
+            let b = TimedBudget {
+                clock: Some(clock),
+                ..budget(1000, threads, 1_000_000, 0)
+            };
+            match plan_timed(b, 20, Lookahead::One) {
+                TimedPlan::Rounds(_, plan) => plan,
+                TimedPlan::EvaluatorOnly(_) => panic!("rounds expected"),
+            }
+        };
+        let two = on_clock(2);
+        assert_eq!((two.root, two.root_then), (clock, None));
+        assert_eq!(two.clock.get().map(|c| c.root), Some(RootTime::Until));
+        let one = on_clock(1);
+        assert_eq!(
+            (one.root, one.root_then),
+            (
+                ChildLimit::Clock {
+                    wtime: Duration::from_millis(9_000),
+                    btime: Duration::from_millis(7_200),
+                    winc: Duration::from_millis(90),
+                    binc: Duration::from_millis(90),
+                },
+                None
+            )
+        );
+        assert_eq!(
+            one.clock.get().map(|c| c.root),
+            Some(RootTime::After(ROOT_SHARE))
+        );
         // Short of time for one-step, half-step fits; then nothing does.
         assert!(matches!(
             plan_timed(budget(10, 2, 1_000_000, 0), 20, Lookahead::One),

@@ -25,7 +25,7 @@
 
 use std::{
     collections::{HashMap, VecDeque},
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, OnceLock},
     time::{Duration, Instant},
 };
 
@@ -143,16 +143,32 @@ impl ClockCell {
 
 /// The time of a decision under a clock: from `start`, aim at `soft`,
 /// never pass `hard` (the caller cancels there).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundClock {
     pub start: Instant,
     pub soft: Duration,
     pub hard: Duration,
-    /// The root search keeps the game's clock and decides its own time (as
-    /// the child would playing alone): the decision ends when it answers —
-    /// the round in flight is cut — unless the lookahead's best is close to
-    /// beating the anchor, which gets rounds until twice `soft`.
-    pub until_root: bool,
+    /// How the root search's time sets the rounds'.
+    pub root: RootTime,
+}
+
+/// How a timed decision's rounds follow its root search, when the root
+/// search keeps (a share of) the game's clock and decides its own time, as
+/// the child would playing alone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RootTime {
+    /// The root search has a time limit of its own; the rounds aim at `soft`.
+    Apart,
+    /// Alongside the rounds (a worker of its own) with the whole clock: the
+    /// decision ends when it answers — the round in flight is cut — unless
+    /// the lookahead's best is close to beating the anchor, which gets
+    /// rounds until twice `soft`.
+    Until,
+    /// Before the rounds (one worker) with this share of the clock: once it
+    /// has answered after `t`, the rounds aim at `t / share` in all, so the
+    /// decision takes what the child's own time manager asked for, grown by
+    /// the lookahead's share.
+    After(f64),
 }
 
 /// How far apart two candidates' values must be before the larger is
@@ -309,19 +325,27 @@ pub async fn decide_in_rounds<C: Children>(
     sort_candidates(&mut alive);
     let anchor_seen = Arc::new(Mutex::new(plan.anchor_hint));
     let root_cancel = cancel.child_token();
-    // Cancelled when the root searches are over.
+    // Cancelled when the root searches are over, at `root_answered`.
     let root_done = CancellationToken::new();
+    let root_answered: Arc<OnceLock<Instant>> = Arc::default();
     let root_task = (game.terminal_now().is_none() && settings.fortify).then(|| {
-        tokio::spawn(root_searches(
+        let searches = root_searches(
             children.clone(),
             game.clone(),
             [Some(plan.root), plan.root_then],
             root_cancel.clone(),
             anchor_seen.clone(),
-            root_done.clone(),
-        ))
+        );
+        let (done, answered) = (root_done.clone(), root_answered.clone());
+        tokio::spawn(async move {
+            let _done = done.drop_guard();
+            let result = searches.await;
+            let _ = answered.set(Instant::now());
+            result
+        })
     });
-    let until_root = root_task.is_some() && plan.clock.get().is_some_and(|c| c.until_root);
+    let until_root =
+        root_task.is_some() && plan.clock.get().is_some_and(|c| c.root == RootTime::Until);
     let mut verdict = Verdict::Open;
     let anchor_now = || {
         anchor_seen
@@ -361,7 +385,7 @@ pub async fn decide_in_rounds<C: Children>(
             _ => scaled(plan.first, factor),
         };
         let started = Instant::now();
-        // Ended by the root search's answer (see `RoundClock::until_root`).
+        // Ended by the root search's answer (see `RootTime::Until`).
         let round_cancel = cancel.child_token();
         let with_root = until_root && verdict != Verdict::Close;
         let decision = {
@@ -425,16 +449,24 @@ pub async fn decide_in_rounds<C: Children>(
             break;
         }
         if let Some(clock) = plan.clock.get() {
-            let root_answered = root_done.is_cancelled();
-            if clock.until_root && root_answered && verdict != Verdict::Close {
+            let answered = root_answered.get().copied();
+            if until_root && answered.is_some() && verdict != Verdict::Close {
                 break;
             }
-            let target = match verdict {
-                Verdict::Close => clock.soft * 2,
+            let soft = match (clock.root, answered) {
+                (RootTime::After(share), Some(at)) => {
+                    at.saturating_duration_since(clock.start).div_f64(share)
+                }
+                _ => clock.soft,
+            };
+            let target = match (verdict, clock.root, answered) {
+                (Verdict::Close, ..) => soft * 2,
                 // Waiting for the root search's answer.
-                _ if clock.until_root => clock.hard,
-                Verdict::Settled => clock.soft / 2,
-                Verdict::Open => clock.soft,
+                (_, RootTime::Until | RootTime::After(_), None) if root_task.is_some() => {
+                    clock.hard
+                }
+                (Verdict::Settled, ..) => soft / 2,
+                _ => soft,
             }
             .min(clock.hard);
             // The next round costs as much again, twice as much once it
@@ -488,7 +520,11 @@ pub async fn decide_in_rounds<C: Children>(
         (Some(a), Some((b, _))) if a == b => Some((a, Rule::Lookahead)),
         (Some(a), Some((b, vb))) => match (round_value(&decision, a), &decision.root) {
             (Some(va), Some(root)) if vb >= va.plus_cp(margin) => {
-                let c = check_deviation(children.as_ref(), game, (b, vb), root, cancel).await;
+                // Under a node total the check spends what the rounds left.
+                let left = plan
+                    .lookahead_nodes
+                    .map(|total| total.saturating_sub(spent.values().sum()));
+                let c = check_deviation(children.as_ref(), game, (b, vb), root, left, cancel).await;
                 if let Some(r) = &c.report {
                     stats.add(r);
                 }
@@ -606,15 +642,17 @@ pub struct DeepCheck {
 /// searches the position after `b` with half the nodes its root search
 /// used — on `b` alone, more than the root search gave it — and `b` stands
 /// only if that value is within [`CHECK_TOLERANCE`] of the root search's
-/// value of its own move. A check that cannot finish (`cancel`: `stop` or
-/// the move's hard limit) or whose child fails leaves the root search's
-/// move. `vb` is the lookahead's value of `b`: exact when `b` ends the game,
+/// value of its own move. Under a node total it gets no more than the
+/// `left` of it. A check that cannot finish (`cancel`: `stop` or the
+/// move's hard limit), that `left` cannot pay for ([`MIN_CHECK_NODES`]),
+/// or whose child fails leaves the root search's move. `vb` is the lookahead's value of `b`: exact when `b` ends the game,
 /// and then the check's.
 async fn check_deviation<C: Children>(
     children: &C,
     game: &Arc<Game>,
     (b, vb): (Move, Value),
     root: &Report,
+    left: Option<u64>,
     cancel: &CancellationToken,
 ) -> Check {
     let Some(root_value) = root.score else {
@@ -623,14 +661,17 @@ async fn check_deviation<C: Children>(
     if game.terminal_after(&[b]).is_some() {
         return Check::judged(None, vb, root_value);
     }
-    if cancel.is_cancelled() {
+    let nodes = (root.nodes / 2)
+        .max(MIN_CHECK_NODES)
+        .min(left.unwrap_or(u64::MAX));
+    if cancel.is_cancelled() || nodes < MIN_CHECK_NODES {
         return Check::unchecked(None);
     }
     let query = Query {
         role: Role::Evaluator,
         game: game.clone(),
         line: vec![b],
-        limit: ChildLimit::Nodes((root.nodes / 2).max(MIN_CHECK_NODES)),
+        limit: ChildLimit::Nodes(nodes),
     };
     match children.search(query, cancel.child_token()).await {
         Ok(report) if report.stopped => Check::unchecked(Some(report)),
@@ -684,9 +725,7 @@ async fn root_searches<C: Children>(
     limits: [Option<ChildLimit>; 2],
     cancel: CancellationToken,
     anchor: Arc<Mutex<Option<Move>>>,
-    done: CancellationToken,
 ) -> (Vec<Report>, Option<Failure>) {
-    let _done = done.drop_guard();
     let mut reports = Vec::new();
     for limit in limits.into_iter().flatten() {
         if cancel.is_cancelled() {
@@ -1000,14 +1039,21 @@ mod tests {
         let cancel = CancellationToken::new();
         cancel.cancel();
         let e4 = (e4, Value::cp(100));
-        let c = check_deviation(&children, &game, e4, &root, &cancel).await;
+        let c = check_deviation(&children, &game, e4, &root, None, &cancel).await;
         assert_eq!(c.verdict, CheckVerdict::Unchecked);
         assert!(c.report.is_none());
         assert!(children.asked.lock().is_ok_and(|a| a.is_empty()));
-        // Not cancelled: half the root's nodes.
-        let c = check_deviation(&children, &game, e4, &root, &CancellationToken::new()).await;
+        // A node total with too little left for a check.
+        let running = CancellationToken::new();
+        let c = check_deviation(&children, &game, e4, &root, Some(255), &running).await;
+        assert_eq!(c.verdict, CheckVerdict::Unchecked);
+        assert!(children.asked.lock().is_ok_and(|a| a.is_empty()));
+        // Not cancelled: half the root's nodes, no more than a total's left.
+        let c = check_deviation(&children, &game, e4, &root, None, &running).await;
         assert_eq!(c.verdict, CheckVerdict::Passed);
         assert_eq!(c.report.map(|r| r.nodes), Some(50_000));
+        let c = check_deviation(&children, &game, e4, &root, Some(20_000), &running).await;
+        assert_eq!(c.report.map(|r| r.nodes), Some(20_000));
 
         // A move that ends the game is judged on the lookahead's exact
         // value, without a search, even once cancelled.
@@ -1018,7 +1064,7 @@ mod tests {
         let ra8 = moves(&mate, &["a1a8"])[0];
         let asked = children.asked.lock().map(|a| a.len()).unwrap_or_default();
         let exact = (-Value::MATED).from_child(1);
-        let c = check_deviation(&children, &mate, (ra8, exact), &root, &cancel).await;
+        let c = check_deviation(&children, &mate, (ra8, exact), &root, None, &cancel).await;
         assert_eq!((c.verdict, c.value), (CheckVerdict::Passed, Some(exact)));
         assert!(c.report.is_none());
         assert!(children.asked.lock().is_ok_and(|a| a.len() == asked));
