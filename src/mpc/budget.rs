@@ -79,11 +79,12 @@ const SAFETY: f64 = 0.8;
 
 /// Share of a decision's budget for the evaluator's root search when it has
 /// no worker of its own: a node total (`go nodes`), or a clock with one
-/// worker (`ChildThreads` = `Threads`). Its move is played on almost every
-/// move (149 of 150 at `go nodes 150000` over the built-in engine), so the
-/// lookahead gets little: 0.9 against 0.75 scored 84 against 67 points of
-/// the same 200 games against the engine alone at equal nodes (-56 ± 36
-/// against -119 ± 39 Elo).
+/// worker (`Threads / ChildThreads` < 2). Its move is played on almost
+/// every move (149 of 150 at `go nodes 150000` over the built-in engine),
+/// so the lookahead gets little: 0.9 against 0.75 scored 84 against 67
+/// points of the same 200 games against the engine alone at equal nodes
+/// (-56 ± 36 against -119 ± 39 Elo; the deep check then came on top of
+/// the total).
 pub const ROOT_SHARE: f64 = 0.9;
 
 /// A timed decision's first round is sized so that about this many rounds
@@ -191,7 +192,8 @@ pub struct TimedBudget {
 /// has one to itself for the whole decision (on a plain clock it keeps the
 /// clock, else a first search of half the target names the anchor early,
 /// a second deepens it until the rounds end); with one it runs first, on
-/// [`ROOT_SHARE`] of the clock (of the target without a plain clock). The rounds'
+/// [`ROOT_SHARE`] of the clock (without a plain clock, of the part of the
+/// target handed to children). The rounds'
 /// first per-call node budget is sized from the children's measured speed
 /// so that about [`ROUNDS_PER_MOVE`] rounds fit; the clock then decides how
 /// many run. Prefers `preferred`; falls back to half-step and then to the

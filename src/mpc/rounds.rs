@@ -141,8 +141,9 @@ impl ClockCell {
     }
 }
 
-/// The time of a decision under a clock: from `start`, aim at `soft`,
-/// never pass `hard` (the caller cancels there).
+/// The time of a decision under a clock: from `start`, aim at `soft` (or
+/// at what the root search's time says, see [`RootTime`]), never pass
+/// `hard` (the caller cancels there).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundClock {
     pub start: Instant,
@@ -152,23 +153,82 @@ pub struct RoundClock {
     pub root: RootTime,
 }
 
-/// How a timed decision's rounds follow its root search, when the root
-/// search keeps (a share of) the game's clock and decides its own time, as
-/// the child would playing alone.
+/// How a timed decision's rounds follow its root search.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RootTime {
-    /// The root search has a time limit of its own; the rounds aim at `soft`.
+    /// The root search's time does not set the rounds' (a limit of its
+    /// own, or none: `Fortify` off, an open search stopped with the
+    /// rounds): they aim at `soft`.
     Apart,
-    /// Alongside the rounds (a worker of its own) with the whole clock: the
-    /// decision ends when it answers — the round in flight is cut — unless
-    /// the lookahead's best is close to beating the anchor, which gets
-    /// rounds until twice `soft`.
+    /// It runs alongside the rounds (a worker of its own) on the whole game
+    /// clock and decides its own time, as the child would playing alone:
+    /// the decision ends when it answers — the round in flight is cut —
+    /// unless the lookahead's best is close to beating the anchor, which
+    /// gets rounds until twice `soft`.
     Until,
-    /// Before the rounds (one worker) with this share of the clock: once it
-    /// has answered after `t`, the rounds aim at `t / share` in all, so the
-    /// decision takes what the child's own time manager asked for, grown by
-    /// the lookahead's share.
+    /// It runs before the rounds (one worker) on this share of the game
+    /// clock: once it has answered with a value after `t`, the rounds aim
+    /// at `t / share` from the start (so a settled choice, at half that,
+    /// ends them at once; a close one gets twice that).
     After(f64),
+}
+
+/// Where a decision's root searches stand, for its clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum RootState {
+    /// No root search in this decision (`Fortify` off, a finished root).
+    Absent,
+    Running,
+    /// Ended at `at`; `valued` when it answered with a value.
+    Ended {
+        at: Instant,
+        valued: bool,
+    },
+}
+
+impl RoundClock {
+    /// How old the decision may be when the next round would start, after
+    /// a round that left `verdict`, with the root searches at `root`.
+    fn target(&self, verdict: Verdict, root: RootState) -> Duration {
+        let soft = match (self.root, root) {
+            (RootTime::After(share), RootState::Ended { at, valued: true }) => {
+                at.saturating_duration_since(self.start).div_f64(share)
+            }
+            _ => self.soft,
+        };
+        match (verdict, self.root, root) {
+            (Verdict::Close, ..) => soft * 2,
+            (_, RootTime::Until, RootState::Ended { .. }) => Duration::ZERO,
+            // Waiting for the root search's answer.
+            (_, RootTime::Until | RootTime::After(_), RootState::Running) => self.hard,
+            (Verdict::Settled, ..) => soft / 2,
+            (Verdict::Open, ..) => soft,
+        }
+        .min(self.hard)
+    }
+
+    /// When a round that was started at `started` began to search: with
+    /// one worker ([`RootTime::After`]) its calls wait for the root search.
+    fn began(&self, started: Instant, root: RootState) -> Instant {
+        match (self.root, root) {
+            (RootTime::After(_), RootState::Ended { at, .. }) => started.max(at),
+            _ => started,
+        }
+    }
+}
+
+/// Marks a decision's root searches ended, however they end (a panic
+/// included): the time first, then `done`.
+struct RootEnd {
+    ended: Arc<OnceLock<(Instant, bool)>>,
+    done: CancellationToken,
+}
+
+impl Drop for RootEnd {
+    fn drop(&mut self) {
+        let _ = self.ended.set((Instant::now(), false));
+        self.done.cancel();
+    }
 }
 
 /// How far apart two candidates' values must be before the larger is
@@ -325,9 +385,9 @@ pub async fn decide_in_rounds<C: Children>(
     sort_candidates(&mut alive);
     let anchor_seen = Arc::new(Mutex::new(plan.anchor_hint));
     let root_cancel = cancel.child_token();
-    // Cancelled when the root searches are over, at `root_answered`.
+    // Cancelled when the root searches are over, once `root_ended` is set.
     let root_done = CancellationToken::new();
-    let root_answered: Arc<OnceLock<Instant>> = Arc::default();
+    let root_ended: Arc<OnceLock<(Instant, bool)>> = Arc::default();
     let root_task = (game.terminal_now().is_none() && settings.fortify).then(|| {
         let searches = root_searches(
             children.clone(),
@@ -336,14 +396,22 @@ pub async fn decide_in_rounds<C: Children>(
             root_cancel.clone(),
             anchor_seen.clone(),
         );
-        let (done, answered) = (root_done.clone(), root_answered.clone());
+        let end = RootEnd {
+            ended: root_ended.clone(),
+            done: root_done.clone(),
+        };
         tokio::spawn(async move {
-            let _done = done.drop_guard();
             let result = searches.await;
-            let _ = answered.set(Instant::now());
+            let valued = result.0.iter().any(|r| r.score.is_some());
+            let _ = end.ended.set((Instant::now(), valued));
             result
         })
     });
+    let root_state = || match (&root_task, root_ended.get()) {
+        (None, _) => RootState::Absent,
+        (Some(_), None) => RootState::Running,
+        (Some(_), Some(&(at, valued))) => RootState::Ended { at, valued },
+    };
     let until_root =
         root_task.is_some() && plan.clock.get().is_some_and(|c| c.root == RootTime::Until);
     let mut verdict = Verdict::Open;
@@ -449,31 +517,14 @@ pub async fn decide_in_rounds<C: Children>(
             break;
         }
         if let Some(clock) = plan.clock.get() {
-            let answered = root_answered.get().copied();
-            if until_root && answered.is_some() && verdict != Verdict::Close {
-                break;
-            }
-            let soft = match (clock.root, answered) {
-                (RootTime::After(share), Some(at)) => {
-                    at.saturating_duration_since(clock.start).div_f64(share)
-                }
-                _ => clock.soft,
-            };
-            let target = match (verdict, clock.root, answered) {
-                (Verdict::Close, ..) => soft * 2,
-                // Waiting for the root search's answer.
-                (_, RootTime::Until | RootTime::After(_), None) if root_task.is_some() => {
-                    clock.hard
-                }
-                (Verdict::Settled, ..) => soft / 2,
-                _ => soft,
-            }
-            .min(clock.hard);
+            let root = root_state();
+            let target = clock.target(verdict, root);
             // The next round costs as much again, twice as much once it
             // no longer halves.
             let growth = 2.0 * next.len() as f64 / alive.len() as f64;
+            let cost = clock.began(started, root).elapsed().mul_f64(growth);
             let elapsed = clock.start.elapsed();
-            if elapsed >= target || elapsed + started.elapsed().mul_f64(growth) > clock.hard {
+            if elapsed >= target || elapsed + cost > clock.hard {
                 break;
             }
         }
@@ -1093,6 +1144,58 @@ mod tests {
         );
         // Without fortification the lookahead's choice is played.
         assert_eq!(UciMove::from_standard(d.best).to_string(), "e2e4");
+    }
+
+    #[test]
+    fn the_rounds_clock_follows_the_root_search() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let near = |a: Duration, b: Duration| a.abs_diff(b) < Duration::from_micros(1);
+        let clock = |root| RoundClock {
+            start,
+            soft: ms(100),
+            hard: ms(300),
+            root,
+        };
+        let ended = |t, valued| RootState::Ended {
+            at: start + ms(t),
+            valued,
+        };
+        // Apart: the target, half when settled, twice when close.
+        let apart = clock(RootTime::Apart);
+        for root in [RootState::Absent, RootState::Running, ended(50, true)] {
+            assert_eq!(apart.target(Verdict::Open, root), ms(100));
+            assert_eq!(apart.target(Verdict::Settled, root), ms(50));
+            assert_eq!(apart.target(Verdict::Close, root), ms(200));
+        }
+        // Until: the hard limit while the root search runs; once it has
+        // answered, no more rounds unless the choice is close.
+        let until = clock(RootTime::Until);
+        assert_eq!(until.target(Verdict::Open, RootState::Running), ms(300));
+        assert_eq!(until.target(Verdict::Settled, ended(80, true)), ms(0));
+        assert_eq!(until.target(Verdict::Open, ended(80, false)), ms(0));
+        assert_eq!(until.target(Verdict::Close, ended(80, true)), ms(200));
+        // No root search (`Fortify` off): the target rules.
+        assert_eq!(until.target(Verdict::Open, RootState::Absent), ms(100));
+        // After: the hard limit until the root search answers, then its
+        // time over its share, capped by the hard limit.
+        let after = clock(RootTime::After(0.5));
+        assert_eq!(after.target(Verdict::Open, RootState::Running), ms(300));
+        assert!(near(after.target(Verdict::Open, ended(60, true)), ms(120)));
+        assert!(near(
+            after.target(Verdict::Settled, ended(60, true)),
+            ms(60)
+        ));
+        assert!(near(after.target(Verdict::Close, ended(60, true)), ms(240)));
+        assert_eq!(after.target(Verdict::Close, ended(200, true)), ms(300));
+        // A root search that ended without a value leaves the target.
+        assert_eq!(after.target(Verdict::Open, ended(10, false)), ms(100));
+        // A round's cost counts from when its calls could search: with one
+        // worker, after the root search.
+        let started = start + ms(5);
+        assert_eq!(after.began(started, ended(60, true)), start + ms(60));
+        assert_eq!(after.began(started, RootState::Running), started);
+        assert_eq!(until.began(started, ended(60, true)), started);
     }
 
     #[test]
