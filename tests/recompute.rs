@@ -104,6 +104,9 @@ async fn the_engine_plays_the_recomputed_argmax() {
         let flags = [
             format!("--child-nodes={NODES}"),
             "--threads=2".to_owned(),
+            // Two one-thread children: Stockfish is deterministic at fixed
+            // nodes only on one thread.
+            "--child-threads=1".to_owned(),
             "--fortify=false".to_owned(),
             "--clear-hash=true".to_owned(),
         ];

@@ -9,7 +9,7 @@ use std::{
 
 use common::{ChildKind, Mpcmc, SECOND, alive, assert_legal, position};
 use mpcmc::uci::options::names;
-use shakmaty::Chess;
+use shakmaty::{Chess, Position};
 
 fn handshake_lists_every_option(child: ChildKind) {
     let mut e = Mpcmc::over(child, &[]);
@@ -43,28 +43,36 @@ fn handshake_lists_every_option(child: ChildKind) {
 }
 
 fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
-    // Two workers: the lookahead has one of its own (with one, the root
-    // search takes ROOT_SHARE of the time first, and the rest may not fit
-    // a lookahead before the children's speed is known).
-    let mut e = Mpcmc::over(child, &["--threads=2"]);
-    e.handshake();
-    e.send("position startpos moves e2e4 e7e5");
-    let sent = Instant::now();
-    e.send("go movetime 1000");
-    let (mv, lines) = e.bestmove(5 * SECOND);
-    let took = sent.elapsed();
-    assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
-    // Not far past the movetime, even on a loaded machine.
-    assert!(took < 2 * SECOND, "took {took:?}");
-    // A final info line with a score, summed nodes, and a pv starting with our move.
-    let info = lines
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .expect("an info line");
-    assert!(info.contains(" score "), "{info}");
-    assert!(info.contains(&format!(" pv {mv}")), "{info}");
-    assert!(lines.iter().any(|l| l.contains("currmovenumber")));
+    // One worker (the default), then two. With one, the root search takes
+    // ROOT_SHARE of the time first, and the rest may not fit a lookahead
+    // before the children's speed is known; with two the lookahead has a
+    // worker of its own.
+    for threads in [1, 2] {
+        let flags = [&format!("--threads={threads}"), "--child-threads=1"];
+        let mut e = Mpcmc::over(child, &flags);
+        e.handshake();
+        e.send("position startpos moves e2e4 e7e5");
+        let sent = Instant::now();
+        e.send("go movetime 1000");
+        let (mv, lines) = e.bestmove(5 * SECOND);
+        let took = sent.elapsed();
+        assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+        // Not far past the movetime, even on a loaded machine.
+        assert!(took < 2 * SECOND, "took {took:?}");
+        // A final info line with a score, summed nodes, and a pv starting
+        // with our move.
+        let info = lines
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("info depth"))
+            .expect("an info line");
+        assert!(info.contains(" score "), "{info}");
+        assert!(info.contains(&format!(" pv {mv}")), "{info}");
+        if threads == 2 {
+            assert!(lines.iter().any(|l| l.contains("currmovenumber")));
+        }
+        assert!(e.quit().success());
+    }
 }
 
 fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
@@ -98,7 +106,7 @@ fn ponder_answers_after_ponderhit(child: ChildKind) {
 /// With two workers, pondering runs rounds, and `ponderhit` puts the same
 /// rounds on the clock: they go on where pondering got (no round 1 again).
 fn ponderhit_continues_the_rounds(child: ChildKind) {
-    let mut e = Mpcmc::over(child, &["--threads=2"]);
+    let mut e = Mpcmc::over(child, &["--threads=2", "--child-threads=1"]);
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
     e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
@@ -235,7 +243,11 @@ fn searchmoves_restricts_the_candidates(child: ChildKind) {
 
 #[test]
 fn quit_leaves_no_child_process() {
-    let mut e = Mpcmc::with_stockfish(&["--threads=2", "--opponent-options=Skill Level=5"]);
+    let mut e = Mpcmc::with_stockfish(&[
+        "--threads=2",
+        "--child-threads=1",
+        "--opponent-options=Skill Level=5",
+    ]);
     e.handshake();
     e.send("position startpos");
     e.send("go nodes 20000");
@@ -392,6 +404,119 @@ fn infinite_over_broken_children_waits_quietly() {
 }
 
 /// Each test above, over each kind of child engine.
+/// The nominal opponent's predicted reply to each move played is counted
+/// against the reply the game goes on with, per game; a pondered reply
+/// counts once `ponderhit` says it was played.
+fn the_nominal_opponents_hit_rate_is_counted(child: ChildKind) {
+    // One pass: every root move has its predicted reply, sent as `ponder`.
+    let mut e = Mpcmc::over(child, &["--child-nodes=300"]);
+    e.handshake();
+    e.send("ucinewgame");
+    let mut moves: Vec<String> = Vec::new();
+    let said = |lines: &[String]| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l.contains("nominal opponent predicted"))
+            .cloned()
+            .collect()
+    };
+    let go = |e: &mut Mpcmc, moves: &[String], go: &str| {
+        e.send(&format!("position startpos moves {}", moves.join(" ")));
+        e.send(go);
+        if go.contains("ponder") {
+            e.silent("bestmove", Duration::from_millis(300));
+            e.send("ponderhit");
+        }
+        let (mv, lines) = e.bestmove(10 * SECOND);
+        let last = lines.last().cloned().unwrap_or_default();
+        let words: Vec<&str> = last.split_whitespace().collect();
+        assert_eq!(words.get(2), Some(&"ponder"), "{last}");
+        (mv, words[3].to_owned(), lines)
+    };
+    // The first move has nothing to count.
+    let (m1, p1, lines) = go(&mut e, &moves, "go");
+    assert!(said(&lines).is_empty(), "{lines:?}");
+    // The predicted reply.
+    moves.extend([m1, p1]);
+    let (m2, p2, lines) = go(&mut e, &moves, "go");
+    assert_eq!(said(&lines).len(), 1, "{lines:?}");
+    assert!(said(&lines)[0].ends_with("predicted 1 of 1 replies this game (100 %)"));
+    // Another reply.
+    let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
+    let mut after = position(None, &refs);
+    after.play_unchecked(assert_legal(&after, &m2));
+    let other = after
+        .legal_moves()
+        .into_iter()
+        .map(|m| shakmaty::uci::UciMove::from_standard(m).to_string())
+        .find(|m| *m != p2)
+        .expect("a second legal reply");
+    moves.extend([m2, other]);
+    let (m3, p3, lines) = go(&mut e, &moves, "go");
+    assert!(said(&lines)[0].ends_with("predicted 1 of 2 replies this game (50 %)"));
+    // Pondered on the predicted reply, then played.
+    moves.extend([m3, p3]);
+    let (_, _, lines) = go(&mut e, &moves, "go ponder wtime 60000 btime 60000");
+    assert!(said(&lines)[0].ends_with("predicted 2 of 3 replies this game (67 %)"));
+    // A new game counts afresh: the same position seeds nothing.
+    e.send("ucinewgame");
+    let (_, _, lines) = go(&mut e, &moves[..2], "go");
+    assert!(said(&lines).is_empty(), "{lines:?}");
+    assert!(e.quit().success());
+}
+
+/// `MultiPV` 3: the decision's last `info` lines show three root moves,
+/// `multipv 1` the move played, then the others best first.
+fn multipv_shows_the_best_root_moves(child: ChildKind) {
+    let mut e = Mpcmc::over(child, &[]);
+    e.handshake();
+    e.send("setoption name MultiPV value 3");
+    e.send("position startpos moves e2e4");
+    e.send("go depth 3");
+    let (mv, lines) = e.bestmove(20 * SECOND);
+    let infos: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("info depth"))
+        .collect();
+    assert!(infos.len() >= 3, "{lines:?}");
+    let last = &infos[infos.len() - 3..];
+    let field = |l: &str, name: &str| -> String {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == name).expect(name);
+        words[at + 1..].join(" ")
+    };
+    let mut firsts = Vec::new();
+    for (k, l) in last.iter().enumerate() {
+        assert!(
+            field(l, "multipv").starts_with(&format!("{} ", k + 1)),
+            "{l}"
+        );
+        assert!(l.contains(" score "), "{l}");
+        let pv = field(l, "pv");
+        let first = pv.split(' ').next().expect("a pv").to_owned();
+        assert_legal(&position(None, &["e2e4"]), &first);
+        firsts.push(first);
+    }
+    assert_eq!(firsts[0], mv, "{last:?}");
+    assert!(
+        firsts[1] != firsts[2] && !firsts[1..].contains(&mv),
+        "{firsts:?}"
+    );
+    let cp = |l: &str| {
+        let score = field(l, "score");
+        score
+            .strip_prefix("cp ")?
+            .split(' ')
+            .next()?
+            .parse::<i32>()
+            .ok()
+    };
+    if let (Some(second), Some(third)) = (cp(last[1]), cp(last[2])) {
+        assert!(second >= third, "{last:?}");
+    }
+    assert!(e.quit().success());
+}
+
 macro_rules! over_each_child {
     ($($name:ident),* $(,)?) => {
         mod over_stockfish {
@@ -417,4 +542,6 @@ over_each_child!(
     end_of_input_quits,
     castling_in_both_notations,
     a_fixed_budget_is_cut_before_the_flag_with_a_real_move,
+    the_nominal_opponents_hit_rate_is_counted,
+    multipv_shows_the_best_root_moves,
 );

@@ -374,6 +374,21 @@ pub(crate) async fn pass<C: Children>(
 }
 
 impl Candidate {
+    /// The evaluated line from the root: the move, the predicted reply,
+    /// then the evaluator's line.
+    pub fn line(&self) -> Vec<Move> {
+        let mut line = vec![self.mv];
+        line.extend(self.reply);
+        line.extend(self.leaf.iter().flat_map(|l| l.pv.iter().copied()));
+        line
+    }
+
+    /// The depth its value stands for: the evaluator's at the leaf plus
+    /// the lookahead's `plies`.
+    pub fn depth(&self, plies: u32) -> Option<u32> {
+        self.leaf.as_ref().map(|leaf| leaf.depth + plies)
+    }
+
     fn new(mv: Move) -> Candidate {
         Candidate {
             mv,
@@ -558,11 +573,9 @@ impl Decision {
             .iter()
             .find(|c| c.mv == mv && c.value.is_some())
         {
-            let mut pv = vec![c.mv];
-            pv.extend(c.reply);
-            pv.extend(c.leaf.iter().flat_map(|l| l.pv.iter().copied()));
-            if let Some(leaf) = &c.leaf {
-                self.stats.depth = leaf.depth + plies;
+            let pv = c.line();
+            if let Some(depth) = c.depth(plies) {
+                self.stats.depth = depth;
             }
             self.ponder = c
                 .reply

@@ -39,8 +39,8 @@ pub struct Meta {
     fallback: search::Fallback,
     /// How noisy the children's values are, learned over the session.
     noise: Arc<std::sync::Mutex<Noise>>,
-    /// What the last decision learned for the next one.
-    seed: search::SeedCell,
+    /// What the game's decisions carry to the next ones.
+    carry: search::CarryCell,
 }
 
 /// How long `isready` waits for the children to start.
@@ -54,7 +54,7 @@ impl Meta {
             retiring: Vec::new(),
             fallback: search::Fallback::default(),
             noise: Arc::default(),
-            seed: search::SeedCell::default(),
+            carry: search::CarryCell::default(),
         }
     }
 
@@ -150,13 +150,13 @@ impl Searcher for Meta {
     }
 
     /// Warm children keep their hash within a game, never across; nor does
-    /// a decision seed one in another game.
+    /// a decision seed one in another game, nor count its opponent's replies.
     fn new_game(&mut self) {
         if let Some(pool) = &self.pool {
             pool.new_game();
         }
-        if let Ok(mut seed) = self.seed.lock() {
-            *seed = None;
+        if let Ok(mut carry) = self.carry.lock() {
+            *carry = search::Carry::default();
         }
     }
 
@@ -185,7 +185,7 @@ impl Searcher for Meta {
             debug: request.debug,
             fallback: self.fallback.clone(),
             noise: self.noise.clone(),
-            seed: self.seed.clone(),
+            carry: self.carry.clone(),
         }))
     }
 

@@ -9,7 +9,10 @@ use mpcmc_protocol::{EMPTY, OptionSpec, OptionType};
 use shakmaty::CastlingMode;
 
 use crate::{
-    children::{ChildConfig, PoolConfig, inprocess::BUILTIN},
+    children::{
+        ChildConfig, PoolConfig,
+        inprocess::{BUILTIN, is_builtin},
+    },
     mpc::{Lookahead, Settings},
 };
 
@@ -77,6 +80,7 @@ pub struct Options {
     pub clear_hash: bool,
     pub move_overhead: u64,
     pub ponder: bool,
+    pub multi_pv: u32,
     pub chess960: bool,
     pub log_file: String,
 }
@@ -89,7 +93,7 @@ impl Default for Options {
             opponent: String::new(),
             opponent_options: String::new(),
             threads: 1,
-            child_threads: 1,
+            child_threads: 0,
             hash: 16,
             lookahead: Lookahead::One,
             fortify: true,
@@ -99,6 +103,7 @@ impl Default for Options {
             clear_hash: false,
             move_overhead: 50,
             ponder: false,
+            multi_pv: 1,
             chess960: false,
             log_file: String::new(),
         }
@@ -159,7 +164,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 17] = [
+const TABLE: [Def; 18] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -211,7 +216,7 @@ const TABLE: [Def; 17] = [
     },
     Def {
         name: "ChildThreads",
-        kind: || spin(1, 1, 256),
+        kind: || spin(0, 0, 256),
         standalone: false,
         apply: |o, v| {
             o.child_threads = v.number() as u32;
@@ -303,6 +308,15 @@ const TABLE: [Def; 17] = [
         standalone: true,
         apply: |o, v| {
             o.ponder = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "MultiPV",
+        kind: || spin(1, 1, 256),
+        standalone: false,
+        apply: |o, v| {
+            o.multi_pv = v.number() as u32;
             Ok(())
         },
     },
@@ -462,7 +476,19 @@ impl Options {
     /// How many child searches run at once: `Threads` cores, `ChildThreads`
     /// of them to each search (at least one search).
     pub fn search_slots(&self) -> usize {
-        (self.threads / self.child_threads.max(1)).max(1) as usize
+        (self.threads / self.threads_per_child()).max(1) as usize
+    }
+
+    /// `ChildThreads`, or for 0 (auto): one for the built-in engine, which
+    /// searches on one thread, and every core (`Threads`) for an external
+    /// evaluator, which at a real clock on 2 cores played better with both
+    /// threads in one search than one thread in each of two.
+    pub fn threads_per_child(&self) -> u32 {
+        match self.child_threads {
+            0 if is_builtin(&self.evaluator) => 1,
+            0 => self.threads.max(1),
+            n => n,
+        }
     }
 
     /// One child's options: `hash_mb` is its share of `Hash`.
@@ -476,7 +502,7 @@ impl Options {
         // `ChildThreads` search threads per child (one by default):
         // `Threads` counts cores. The user's own options come last and win.
         let mut options = vec![
-            ("Threads".to_owned(), self.child_threads.to_string()),
+            ("Threads".to_owned(), self.threads_per_child().to_string()),
             ("Hash".to_owned(), hash_mb.to_string()),
         ];
         if self.chess960 {
@@ -700,6 +726,20 @@ mod tests {
         );
         o.set("ChildThreads", Some("8")).expect("child threads");
         assert_eq!(o.pool_config().expect("config").threads, 1);
+        // Auto (0, the default): one thread a built-in child, every core
+        // to one external child.
+        o.set("ChildThreads", Some("0")).expect("child threads");
+        assert_eq!(o.pool_config().expect("config").threads, 4);
+        o.set("Evaluator", Some("/usr/games/stockfish"))
+            .expect("evaluator");
+        let c = o.pool_config().expect("config");
+        assert_eq!(c.threads, 1);
+        assert!(
+            c.evaluator
+                .options
+                .contains(&("Threads".into(), "4".into()))
+        );
+        o.set("Evaluator", Some("builtin")).expect("evaluator");
         // Never below 1 MB; the user's own child Hash still wins.
         o.set("Hash", Some("1")).expect("hash");
         assert_eq!(

@@ -24,13 +24,14 @@ use mpcmc_builtin::{
     go::{self as builtin_go, BuiltinGo},
 };
 use mpcmc_protocol::{Go, Info, output::Output};
-use shakmaty::{Color, Move, Position, uci::UciMove};
+use shakmaty::{CastlingMode, Color, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     children::Pool,
     mpc::{
-        ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Rule, Settings, Value,
+        Candidate, ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Rule,
+        Settings, Value,
         budget::{
             INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds, open_rounds, plan_timed,
             round_clock,
@@ -93,18 +94,49 @@ impl Fallback {
     }
 }
 
-/// What a decision learned about the position the game reaches if the
-/// opponent replies as predicted: the evaluator's move there (its leaf
-/// search after our move and the reply).
+/// What the move played predicted: the position after it, the one the game
+/// reaches if the opponent replies as the nominal opponent said, and the
+/// evaluator's move there (its leaf search after our move and the reply).
 #[derive(Debug, Clone, Copy)]
 pub struct Seed {
-    /// [`crate::mpc::game::hash`] of that position.
+    /// [`crate::mpc::game::hash`] of the position after our move.
+    after_ours: u64,
+    /// The same of the position after the predicted reply.
     position: u64,
-    best: Move,
+    best: Option<Move>,
 }
 
-/// The latest decision's [`Seed`], kept by the session for the next `go`.
-pub type SeedCell = Arc<Mutex<Option<Seed>>>;
+/// How often the nominal opponent's predicted reply to the move played was
+/// the reply the game went on with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HitRate {
+    pub predicted: u32,
+    pub hits: u32,
+}
+
+impl std::fmt::Display for HitRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the nominal opponent predicted {} of {} replies this game ({:.0} %)",
+            self.hits,
+            self.predicted,
+            100.0 * f64::from(self.hits) / f64::from(self.predicted.max(1))
+        )
+    }
+}
+
+/// What a game's decisions carry to the next: the latest played move's
+/// [`Seed`] and the opponent's [`HitRate`] so far. A new game starts it
+/// afresh.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Carry {
+    seed: Option<Seed>,
+    pub replies: HitRate,
+}
+
+/// The session's [`Carry`], read and written by each `go`.
+pub type CarryCell = Arc<Mutex<Carry>>;
 
 /// Everything one `go` needs.
 pub struct GoRequest {
@@ -122,8 +154,9 @@ pub struct GoRequest {
     pub fallback: Fallback,
     /// The session's measure of how noisy the children's values are.
     pub noise: Arc<Mutex<Noise>>,
-    /// Read for this decision's anchor hint, written with its own seed.
-    pub seed: SeedCell,
+    /// Read for this decision's anchor hint and the reply it was waiting
+    /// for, written with its own seed once its move is played.
+    pub carry: CarryCell,
 }
 
 /// How the decision is budgeted.
@@ -184,8 +217,25 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
 /// Runs the `go` to its one `bestmove`.
 pub async fn run(req: GoRequest) {
     let mut search = Search::new(req);
-    let (best, ponder) = search.decide().await;
+    // Pondering, the last move is our guess: counted once it is played.
+    if !search.req.go.ponder {
+        search.count_reply();
+    }
+    let decision = search.decide().await;
     search.wait_for_release().await;
+    // A pondering decision's move is played only at `ponderhit`; else the
+    // previous decision's seed stands.
+    let played = !search.req.go.ponder || search.req.ponderhit.is_cancelled();
+    if played && let Some(d) = &decision {
+        if search.req.go.ponder {
+            search.count_reply();
+        }
+        search.keep_seed(d);
+    }
+    let (best, ponder) = match decision {
+        Some(d) => (Some(d.best), d.ponder),
+        None => (search.candidates.first().copied(), None),
+    };
     let game = &search.req.game;
     search
         .req
@@ -271,10 +321,11 @@ impl Search {
         UciMove::from_move(m, self.req.game.castling_mode())
     }
 
-    /// The move to play and the reply expected, or `None` at a finished root.
-    async fn decide(&mut self) -> (Option<Move>, Option<Move>) {
+    /// The decision, or `None` at a finished root or when not even the
+    /// built-in engine answered.
+    async fn decide(&mut self) -> Option<Decision> {
         if self.candidates.is_empty() {
-            return (None, None);
+            return None;
         }
         let us = self.req.game.position().turn();
         let overhead = Duration::from_millis(self.req.options.move_overhead);
@@ -313,43 +364,61 @@ impl Search {
             Ok(o) => self.fallback(unanswered(&o.decision), settings).await,
             Err(why) => self.fallback(why, settings).await,
         };
-        match outcome {
-            Some(o) => {
-                if !o.reported {
-                    self.report(&o);
-                }
-                self.keep_seed(&o.decision);
-                (Some(o.decision.best), o.decision.ponder)
-            }
-            None => (self.candidates.first().copied(), None),
+        let o = outcome?;
+        if !o.reported {
+            self.report(&o);
+        }
+        Some(o.decision)
+    }
+
+    /// Keeps what `d`, whose move is played, predicted about the position
+    /// after its move and the reply, for the next decision.
+    fn keep_seed(&self, d: &Decision) {
+        let seed = d.candidates.iter().find(|c| c.mv == d.best).and_then(|c| {
+            let reply = c.reply?;
+            let mut pos = self.req.game.position().clone();
+            pos.play_unchecked(c.mv);
+            let after_ours = game::hash(&pos);
+            pos.play_unchecked(reply);
+            Some(Seed {
+                after_ours,
+                position: game::hash(&pos),
+                best: c.leaf.as_ref().map(|leaf| leaf.best),
+            })
+        });
+        if let Ok(mut carry) = self.req.carry.lock() {
+            carry.seed = seed;
         }
     }
 
-    /// Keeps what `d` learned about the position after its move and the
-    /// predicted reply for the next decision.
-    fn keep_seed(&self, d: &Decision) {
-        let seed = d.candidates.iter().find(|c| c.mv == d.best).and_then(|c| {
-            let (reply, leaf) = (c.reply?, c.leaf.as_ref()?);
-            let mut pos = self.req.game.position().clone();
-            pos.play_unchecked(c.mv);
-            pos.play_unchecked(reply);
-            Some(Seed {
-                position: game::hash(&pos),
-                best: leaf.best,
-            })
-        });
-        if let Ok(mut cell) = self.req.seed.lock() {
-            *cell = seed;
-        }
+    /// When this position is our move played and one reply after the last
+    /// seed's, counts whether the reply was the predicted one, and says the
+    /// game's hit rate so far.
+    fn count_reply(&self) {
+        let hashes = self.req.game.hashes();
+        let Some(&[after_ours, now]) = hashes.get(hashes.len().saturating_sub(2)..) else {
+            return;
+        };
+        let Ok(mut carry) = self.req.carry.lock() else {
+            return;
+        };
+        let Some(seed) = carry.seed.filter(|s| s.after_ours == after_ours) else {
+            return;
+        };
+        carry.replies.predicted += 1;
+        carry.replies.hits += u32::from(seed.position == now);
+        let replies = carry.replies;
+        drop(carry);
+        self.req.out.info_string(replies);
     }
 
     /// The evaluator's move here as the previous decision found it, if the
     /// game went as it predicted.
     fn anchor_hint(&self) -> Option<Move> {
-        let seed = (*self.req.seed.lock().ok()?)?;
-        (seed.position == game::hash(self.req.game.position())
-            && self.candidates.contains(&seed.best))
-        .then_some(seed.best)
+        let seed = self.req.carry.lock().ok()?.seed?;
+        let best = seed.best?;
+        (seed.position == game::hash(self.req.game.position()) && self.candidates.contains(&best))
+            .then_some(best)
     }
 
     /// Until `stop`, or `ponderhit` while pondering. With two or more
@@ -659,28 +728,24 @@ impl Search {
                 ));
             }
         };
-        // Each complete round: an `info` line (depth = the round).
+        // Each complete round: its `info` lines (depth = the round).
         let (out, received, base) = (self.req.out.clone(), self.req.received, self.nodes);
+        let multi_pv = self.req.options.multi_pv;
         let mut spent = 0;
         let mut on_round = |r: &Round<'_>| {
             spent += r.decision.stats.nodes;
             let elapsed = received.elapsed();
             let nodes = base + spent;
             let info = Info {
-                depth: Some(r.number),
-                score: r.decision.value.map(Value::to_uci),
                 nodes: Some(nodes),
                 nps: Some((nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
                 time: Some(elapsed.as_millis() as u64),
-                pv: r
-                    .decision
-                    .pv
-                    .iter()
-                    .map(|m| UciMove::from_move(*m, castling))
-                    .collect(),
                 ..Info::default()
             };
-            out.info(info);
+            let lines = pv_lines(r.decision, multi_pv, |_| Some(r.number), r.number);
+            for line in lines {
+                out.info(line.info(info.clone(), castling));
+            }
         };
         let pool = self.req.pool.clone();
         let noise = self.req.noise.clone();
@@ -765,15 +830,23 @@ impl Search {
         let d = &o.decision;
         let elapsed = self.req.received.elapsed();
         let info = Info {
-            depth: Some(d.stats.depth.max(1)),
-            score: d.value.map(Value::to_uci),
             nodes: Some(self.nodes),
             nps: Some((self.nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
             time: Some(elapsed.as_millis() as u64),
-            pv: d.pv.iter().map(|m| self.uci(*m)).collect(),
             ..Info::default()
         };
-        self.req.out.info(info);
+        let plies = o.settings.lookahead.plies();
+        let lines = pv_lines(
+            d,
+            self.req.options.multi_pv,
+            |c| c.depth(plies),
+            d.stats.depth,
+        );
+        for line in lines {
+            self.req
+                .out
+                .info(line.info(info.clone(), self.req.game.castling_mode()));
+        }
 
         let show = |c: Option<(Move, Value)>| match c {
             Some((m, v)) => format!("{} {v}", self.uci(m)),
@@ -784,7 +857,7 @@ impl Search {
             Rule::Lookahead => "lookahead move",
             Rule::Fortified => "fortified: evaluator move kept",
             Rule::Refuted => "refuted by the deep check: evaluator move kept",
-            Rule::Unchecked => "no time for the deep check: evaluator move kept",
+            Rule::Unchecked => "no time or nodes for the deep check: evaluator move kept",
             Rule::EvaluatorFallback => "no candidate finished: evaluator move",
             Rule::EvaluatorOnly => "time is short: evaluator move without lookahead",
             Rule::NoAnswer => "no child answered: first legal move",
@@ -888,4 +961,65 @@ fn unanswered(d: &Decision) -> String {
         None if d.cancelled => "cut short before any child answered".to_owned(),
         None => "no child answered".to_owned(),
     }
+}
+
+/// One line of a decision for its `info` lines.
+struct PvLine {
+    /// `Some(k)` with `MultiPV` above 1.
+    multipv: Option<u32>,
+    depth: u32,
+    value: Option<Value>,
+    pv: Vec<Move>,
+}
+
+impl PvLine {
+    /// `base` (nodes, time) with this line's depth, score and pv.
+    fn info(self, base: Info, castling: CastlingMode) -> Info {
+        Info {
+            multipv: self.multipv,
+            depth: Some(self.depth.max(1)),
+            score: self.value.map(Value::to_uci),
+            pv: self
+                .pv
+                .iter()
+                .map(|m| UciMove::from_move(*m, castling))
+                .collect(),
+            ..base
+        }
+    }
+}
+
+/// A decision's lines for `MultiPV` `k`: its own move's first (at `depth`),
+/// then, when `k` is above 1, up to `k - 1` other root moves with a value,
+/// best first, each at the depth `depth_of` gives it (`depth` when none).
+fn pv_lines(
+    d: &Decision,
+    k: u32,
+    depth_of: impl Fn(&Candidate) -> Option<u32>,
+    depth: u32,
+) -> Vec<PvLine> {
+    let multi = k > 1;
+    let mut others: Vec<&Candidate> = d
+        .candidates
+        .iter()
+        .filter(|c| c.mv != d.best && c.value.is_some())
+        .collect();
+    others.sort_by_key(|c| std::cmp::Reverse(c.value));
+    let own = PvLine {
+        multipv: multi.then_some(1),
+        depth,
+        value: d.value,
+        pv: d.pv.clone(),
+    };
+    let rest = others
+        .into_iter()
+        .take(k.saturating_sub(1) as usize)
+        .zip(2..)
+        .map(|(c, i)| PvLine {
+            multipv: Some(i),
+            depth: depth_of(c).unwrap_or(depth),
+            value: c.value,
+            pv: c.line(),
+        });
+    std::iter::once(own).chain(rest).collect()
 }

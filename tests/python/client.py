@@ -45,6 +45,18 @@ try:
         after.push(result.move)
         assert result.ponder in after.legal_moves, result.ponder
 
+    # MultiPV: the three best root moves, each with a score and a line
+    # from its own move.
+    engine.configure({"ChildNodes": 500})
+    infos = engine.analyse(board, chess.engine.Limit(time=2), multipv=3)
+    assert len(infos) == 3, infos
+    firsts = [info["pv"][0] for info in infos]
+    assert len(set(firsts)) == 3 and all(m in board.legal_moves for m in firsts), firsts
+    assert all("score" in info and info.get("multipv") == k + 1 for k, info in enumerate(infos)), infos
+    # A later play is back to one line (python-chess resets MultiPV).
+    played = engine.play(board, chess.engine.Limit(time=2))
+    assert played.move in board.legal_moves
+
     # Mate in one is found.
     mate = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
     engine.configure({"ChildNodes": 1000})
