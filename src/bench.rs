@@ -66,6 +66,9 @@ pub async fn run(
         "mpcmc bench: evaluator '{}', one-step, ChildNodes {}, ClearHash {}",
         options.evaluator, args.nodes, options.clear_hash
     )?;
+    // One thread a child: the bench measures how the pool spreads calls
+    // over `Threads` workers.
+    options.child_threads = 1;
     let mut first_wall: Option<(usize, Duration)> = None;
     for &threads in &args.threads {
         options.threads = threads as u32;

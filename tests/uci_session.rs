@@ -403,7 +403,6 @@ fn infinite_over_broken_children_waits_quietly() {
     assert!(e.quit().success());
 }
 
-/// Each test above, over each kind of child engine.
 /// The nominal opponent's predicted reply to each move played is counted
 /// against the reply the game goes on with, per game; a pondered reply
 /// counts once `ponderhit` says it was played.
@@ -453,15 +452,23 @@ fn the_nominal_opponents_hit_rate_is_counted(child: ChildKind) {
         .expect("a second legal reply");
     moves.extend([m2, other]);
     let (m3, p3, lines) = go(&mut e, &moves, "go");
+    assert_eq!(said(&lines).len(), 1, "{lines:?}");
     assert!(said(&lines)[0].ends_with("predicted 1 of 2 replies this game (50 %)"));
     // Pondered on the predicted reply, then played.
     moves.extend([m3, p3]);
-    let (_, _, lines) = go(&mut e, &moves, "go ponder wtime 60000 btime 60000");
+    let (m4, p4, lines) = go(&mut e, &moves, "go ponder wtime 60000 btime 60000");
+    assert_eq!(said(&lines).len(), 1, "{lines:?}");
     assert!(said(&lines)[0].ends_with("predicted 2 of 3 replies this game (67 %)"));
-    // A new game counts afresh: the same position seeds nothing.
+    // A new game counts afresh: the position the last seed predicted
+    // counts nothing after `ucinewgame`.
     e.send("ucinewgame");
-    let (_, _, lines) = go(&mut e, &moves[..2], "go");
+    moves.extend([m4, p4]);
+    let (_, _, lines) = go(&mut e, &moves, "go");
     assert!(said(&lines).is_empty(), "{lines:?}");
+    let (m1, p1, _) = go(&mut e, &[], "go");
+    let (_, _, lines) = go(&mut e, &[m1, p1], "go");
+    assert_eq!(said(&lines).len(), 1, "{lines:?}");
+    assert!(said(&lines)[0].ends_with("predicted 1 of 1 replies this game (100 %)"));
     assert!(e.quit().success());
 }
 
@@ -517,6 +524,7 @@ fn multipv_shows_the_best_root_moves(child: ChildKind) {
     assert!(e.quit().success());
 }
 
+/// Each test above, over each kind of child engine.
 macro_rules! over_each_child {
     ($($name:ident),* $(,)?) => {
         mod over_stockfish {

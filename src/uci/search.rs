@@ -104,6 +104,9 @@ pub struct Seed {
     /// The same of the position after the predicted reply.
     position: u64,
     best: Option<Move>,
+    /// The reply to it was counted (a `go` that ends without a decision
+    /// leaves the seed for the next one, which must not count it again).
+    counted: bool,
 }
 
 /// How often the nominal opponent's predicted reply to the move played was
@@ -225,11 +228,12 @@ pub async fn run(req: GoRequest) {
     search.wait_for_release().await;
     // A pondering decision's move is played only at `ponderhit`; else the
     // previous decision's seed stands.
-    let played = !search.req.go.ponder || search.req.ponderhit.is_cancelled();
-    if played && let Some(d) = &decision {
-        if search.req.go.ponder {
-            search.count_reply();
-        }
+    if search.req.go.ponder && search.req.ponderhit.is_cancelled() {
+        search.count_reply();
+    }
+    if (!search.req.go.ponder || search.req.ponderhit.is_cancelled())
+        && let Some(d) = &decision
+    {
         search.keep_seed(d);
     }
     let (best, ponder) = match decision {
@@ -384,6 +388,7 @@ impl Search {
                 after_ours,
                 position: game::hash(&pos),
                 best: c.leaf.as_ref().map(|leaf| leaf.best),
+                counted: false,
             })
         });
         if let Ok(mut carry) = self.req.carry.lock() {
@@ -402,11 +407,17 @@ impl Search {
         let Ok(mut carry) = self.req.carry.lock() else {
             return;
         };
-        let Some(seed) = carry.seed.filter(|s| s.after_ours == after_ours) else {
+        let Some(seed) = carry
+            .seed
+            .as_mut()
+            .filter(|s| s.after_ours == after_ours && !s.counted)
+        else {
             return;
         };
+        seed.counted = true;
+        let hit = seed.position == now;
         carry.replies.predicted += 1;
-        carry.replies.hits += u32::from(seed.position == now);
+        carry.replies.hits += u32::from(hit);
         let replies = carry.replies;
         drop(carry);
         self.req.out.info_string(replies);
