@@ -68,6 +68,8 @@ fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
             .expect("an info line");
         assert!(info.contains(" score "), "{info}");
         assert!(info.contains(&format!(" pv {mv}")), "{info}");
+        // `MultiPV` 1 (the default): one line, no `multipv` field.
+        assert!(!lines.iter().any(|l| l.contains(" multipv ")), "{lines:?}");
         if threads == 2 {
             assert!(lines.iter().any(|l| l.contains("currmovenumber")));
         }
