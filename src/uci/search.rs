@@ -221,19 +221,19 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
 pub async fn run(req: GoRequest) {
     let mut search = Search::new(req);
     // Pondering, the last move is our guess: counted once it is played.
-    if !search.req.go.ponder {
+    let pondering = search.req.go.ponder;
+    if !pondering {
         search.count_reply();
     }
     let decision = search.decide().await;
     search.wait_for_release().await;
     // A pondering decision's move is played only at `ponderhit`; else the
     // previous decision's seed stands.
-    if search.req.go.ponder && search.req.ponderhit.is_cancelled() {
+    let played = !pondering || search.req.ponderhit.is_cancelled();
+    if pondering && played {
         search.count_reply();
     }
-    if (!search.req.go.ponder || search.req.ponderhit.is_cancelled())
-        && let Some(d) = &decision
-    {
+    if played && let Some(d) = &decision {
         search.keep_seed(d);
     }
     let (best, ponder) = match decision {
