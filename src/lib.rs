@@ -10,6 +10,7 @@
 
 pub mod bench;
 pub mod children;
+pub mod explain;
 pub mod log;
 pub mod mpc;
 pub mod uci;

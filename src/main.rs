@@ -1,12 +1,13 @@
 //! The `mpcmc` binary: with no subcommand, a UCI engine on stdin/stdout;
-//! `mpcmc bench` measures decisions on fixed positions.
+//! `mpcmc bench` measures decisions on fixed positions; `mpcmc explain`
+//! tells one decision.
 
 use std::io::{self, Write};
 
 use anyhow::Context;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use mpcmc::{
-    bench,
+    bench, explain,
     protocol::{
         OptionType,
         output::Output,
@@ -32,6 +33,10 @@ enum Cmd {
     /// Time decisions on fixed positions at Threads 1 and 2; print wall time,
     /// summed child time, meta overhead and parallel efficiency.
     Bench(bench::BenchArgs),
+    /// One decision, told: every root move with its predicted reply, value,
+    /// rank and budget, then the move chosen and the rule that chose it
+    /// (`--json`: the decision's trace object, as `TraceFile` writes it).
+    Explain(explain::ExplainArgs),
     /// The built-in engine alone, as a UCI engine on stdin/stdout.
     Engine {
         #[command(subcommand)]
@@ -98,6 +103,11 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Some(Cmd::Bench(args)) => {
             runtime.block_on(bench::run(options, args, &mut io::stdout().lock()))
+        }
+        Some(Cmd::Explain(args)) => {
+            let told = runtime.block_on(explain::run(options, args, &mut io::stdout().lock()));
+            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+            told
         }
         Some(Cmd::Engine {
             action: Some(EngineAction::Bench { depth }),

@@ -1,7 +1,8 @@
 //! One decision recomputed independently: for every legal move, the nominal
 //! opponent's reply and the evaluator's score after it, through the child
 //! client alone, with the same budget and cleared hashes. The engine (run as a
-//! binary, with two workers) must play the argmax.
+//! binary, with two workers) must play the argmax, and its decision trace
+//! (`TraceFile`) must hold the same replies and values.
 
 mod common;
 
@@ -11,14 +12,18 @@ use common::{Mpcmc, stockfish};
 use mpcmc::{
     children::{ChildConfig, Client},
     mpc::{ChildLimit, Game, Query, Role, Value},
+    uci::trace::{Score, Trace},
 };
 use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 const NODES: u64 = 3000;
 
+/// One root move as recomputed: the move, the predicted reply, `V(u)`.
+type Recomputed = (String, String, Value);
+
 /// The argmax of `V(u) = E(x·u·ν(x,u))`, ties to the first in UCI order.
-async fn recompute(fen: &str) -> (String, Vec<(String, Value)>) {
+async fn recompute(fen: &str) -> (String, Vec<Recomputed>) {
     let game = Arc::new(Game::from_fen(fen, CastlingMode::Standard).expect("test fen"));
     let pos = game.position().clone();
     let config = ChildConfig {
@@ -56,11 +61,12 @@ async fn recompute(fen: &str) -> (String, Vec<(String, Value)>) {
         // A finished game after the reply is scored by the rules, not asked.
         let mut y = after_u.clone();
         y.play_unchecked(reply.best);
+        let (u_text, w_text) = (
+            UciMove::from_standard(u).to_string(),
+            UciMove::from_standard(reply.best).to_string(),
+        );
         if y.is_checkmate() {
-            values.push((
-                UciMove::from_standard(u).to_string(),
-                Value::MATED.from_child(2),
-            ));
+            values.push((u_text, w_text, Value::MATED.from_child(2)));
             continue;
         }
         assert!(
@@ -81,11 +87,11 @@ async fn recompute(fen: &str) -> (String, Vec<(String, Value)>) {
             .expect("evaluator")
             .score
             .expect("a score");
-        values.push((UciMove::from_standard(u).to_string(), score.from_child(2)));
+        values.push((u_text, w_text, score.from_child(2)));
     }
     let mut best = &values[0];
     for v in &values {
-        if v.1 > best.1 {
+        if v.2 > best.2 {
             best = v;
         }
     }
@@ -101,7 +107,12 @@ async fn the_engine_plays_the_recomputed_argmax() {
         "2r3k1/pp3ppp/4p3/3pP3/3P1P2/P3K3/1P4PP/2R5 b - - 0 28",
     ] {
         let (want, values) = recompute(fen).await;
+        let dir = std::env::temp_dir().join(format!("mpcmc-recompute-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("trace dir");
+        let trace_file = dir.join("trace.jsonl");
+        let _ = std::fs::remove_file(&trace_file);
         let flags = [
+            format!("--trace-file={}", trace_file.display()),
             format!("--child-nodes={NODES}"),
             "--threads=2".to_owned(),
             // Two one-thread children: Stockfish is deterministic at fixed
@@ -123,5 +134,41 @@ async fn the_engine_plays_the_recomputed_argmax() {
         .await
         .expect("engine run");
         assert_eq!(got, want, "values: {values:?}");
+
+        // The trace: one line, the same decision, every move's reply and
+        // value as recomputed.
+        let text = std::fs::read_to_string(&trace_file).expect("the trace file");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        let trace: Trace = serde_json::from_str(lines[0]).expect("a trace object");
+        assert_eq!(trace.fen, fen);
+        assert!(trace.moves.is_empty());
+        assert_eq!(
+            (trace.chosen.as_str(), trace.rule.as_str()),
+            (want.as_str(), "lookahead")
+        );
+        assert_eq!(trace.rounds.len(), 1, "one pass");
+        assert_eq!(trace.rounds[0].budget, format!("nodes {NODES}"));
+        let traced: Vec<(String, Option<String>, Option<Score>)> = trace
+            .candidates
+            .iter()
+            .map(|c| (c.mv.clone(), c.reply.clone(), c.value))
+            .collect();
+        let expected: Vec<(String, Option<String>, Option<Score>)> = values
+            .iter()
+            .map(|(u, w, v)| (u.clone(), Some(w.clone()), Some(Score::from(*v))))
+            .collect();
+        assert_eq!(traced, expected);
+        for c in &trace.candidates {
+            assert_eq!(c.line[..2], [c.mv.clone(), c.reply.clone().expect("reply")]);
+            assert_eq!(c.budget.as_deref(), Some(format!("nodes {NODES}").as_str()));
+        }
+        let best = trace
+            .candidates
+            .iter()
+            .find(|c| c.rank == Some(1))
+            .expect("a rank 1");
+        assert_eq!(best.value, trace.value);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

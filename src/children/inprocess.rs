@@ -74,19 +74,25 @@ impl InProcess {
         label: String,
         table: Option<Arc<TranspositionTable>>,
     ) -> InProcess {
+        let mut threads = 1;
         for (name, value) in &config.options {
             match name.to_ascii_lowercase().as_str() {
-                // One thread; castling notation is the pool's business (the
-                // engine plays Chess960 from any FEN shakmaty reads).
-                "hash" | "threads" | "uci_chess960" => {}
+                "threads" => match value.trim().parse::<usize>() {
+                    Ok(n) if n >= 1 => threads = n,
+                    _ => tracing::warn!("{label}: 'Threads={value}' is not a thread count; 1"),
+                },
+                // Castling notation is the pool's business (the engine plays
+                // Chess960 from any FEN shakmaty reads).
+                "hash" | "uci_chess960" => {}
                 _ => tracing::warn!("{label}: the built-in engine has no option '{name}={value}'"),
             }
         }
         let shared = table.is_some();
-        let engine = match table {
+        let mut engine = match table {
             Some(table) => builtin::Engine::sharing(table),
             None => builtin::Engine::new(hash_mb(config)),
         };
+        engine.set_threads(threads);
         InProcess {
             label: format!("{label} ({BUILTIN})"),
             engine: Arc::new(Mutex::new(engine)),
@@ -381,6 +387,25 @@ mod tests {
         config.clear_hash = false;
         config.command = "/usr/games/stockfish".to_owned();
         assert!(shared_table(&config, 2).is_none());
+    }
+
+    /// `Threads` reaches the engine (`ChildThreads` for built-in children);
+    /// a value that is not a count leaves it at one thread.
+    #[test]
+    fn the_threads_option_sets_the_engines_search_threads() {
+        let threads = |value: &str| {
+            let config = ChildConfig {
+                options: vec![("Threads".into(), value.into())],
+                ..ChildConfig::new(BUILTIN)
+            };
+            let child = InProcess::new(&config, "test".into(), None);
+            let engine = child.engine.lock().expect("engine");
+            engine.threads()
+        };
+        assert_eq!(threads("2"), 2);
+        assert_eq!(threads("1"), 1);
+        assert_eq!(threads("0"), 1);
+        assert_eq!(threads("two"), 1);
     }
 
     #[cfg(target_os = "linux")]

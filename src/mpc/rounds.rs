@@ -323,13 +323,17 @@ fn best_of(candidates: &[Candidate]) -> Option<(Move, Value)> {
     best
 }
 
-/// A complete round's outcome, as [`decide_in_rounds`] reports it.
+/// A round's outcome, as [`decide_in_rounds`] reports it.
 pub struct Round<'a> {
     /// 1-based.
     pub number: u32,
     pub limit: ChildLimit,
     /// The round's decision (over the round's candidates only).
     pub decision: &'a Decision,
+    /// All its calls finished; a round cut short (by the clock, `stop`, the
+    /// root search's answer) is the last, and only its finished candidates
+    /// have values.
+    pub complete: bool,
 }
 
 /// How settled a round leaves the choice, for the clock.
@@ -368,7 +372,7 @@ fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: b
 /// completed) against the root search's move, as the module says; its
 /// `candidates` hold every root move with its latest estimate, its `stats`
 /// every call. `on_candidate` sees every candidate as it finishes, in
-/// every round. `None` only for an empty candidate list.
+/// every round; `on_round` every round, the one cut short too. `None` only for an empty candidate list.
 #[allow(clippy::too_many_arguments)]
 pub async fn decide_in_rounds<C: Children>(
     children: &Arc<C>,
@@ -485,6 +489,12 @@ pub async fn decide_in_rounds<C: Children>(
             }
         }
         let complete = !decision.cancelled;
+        on_round(&Round {
+            number,
+            limit,
+            decision: &decision,
+            complete,
+        });
         if !complete {
             if kept.is_none() {
                 kept = Some(decision);
@@ -493,11 +503,6 @@ pub async fn decide_in_rounds<C: Children>(
             break;
         }
         rounds = number;
-        on_round(&Round {
-            number,
-            limit,
-            decision: &decision,
-        });
         if let (Some(earlier), Ok(mut noise)) = (&kept, noise.lock()) {
             noise.learn(&earlier.candidates, &decision.candidates, limit);
         }

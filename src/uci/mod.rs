@@ -10,3 +10,4 @@ pub mod meta;
 pub mod options;
 pub mod search;
 pub mod time;
+pub mod trace;

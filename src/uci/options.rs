@@ -9,10 +9,7 @@ use mpcmc_protocol::{EMPTY, OptionSpec, OptionType};
 use shakmaty::CastlingMode;
 
 use crate::{
-    children::{
-        ChildConfig, PoolConfig,
-        inprocess::{BUILTIN, is_builtin},
-    },
+    children::{ChildConfig, PoolConfig, inprocess::BUILTIN},
     mpc::{Lookahead, Settings},
 };
 
@@ -53,6 +50,10 @@ impl mpcmc_builtin::uci::Settings for EngineAlone {
         self.0.hash as usize
     }
 
+    fn threads(&self) -> usize {
+        self.0.threads as usize
+    }
+
     fn move_overhead(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.0.move_overhead)
     }
@@ -83,6 +84,7 @@ pub struct Options {
     pub multi_pv: u32,
     pub chess960: bool,
     pub log_file: String,
+    pub trace_file: String,
 }
 
 impl Default for Options {
@@ -106,6 +108,7 @@ impl Default for Options {
             multi_pv: 1,
             chess960: false,
             log_file: String::new(),
+            trace_file: String::new(),
         }
     }
 }
@@ -164,7 +167,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 18] = [
+const TABLE: [Def; 19] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -207,8 +210,8 @@ const TABLE: [Def; 18] = [
     },
     Def {
         name: "Threads",
-        kind: || spin(1, 1, 256),
-        standalone: false,
+        kind: || spin(1, 1, mpcmc_builtin::MAX_THREADS as i64),
+        standalone: true,
         apply: |o, v| {
             o.threads = v.number() as u32;
             Ok(())
@@ -216,7 +219,7 @@ const TABLE: [Def; 18] = [
     },
     Def {
         name: "ChildThreads",
-        kind: || spin(0, 0, 256),
+        kind: || spin(0, 0, mpcmc_builtin::MAX_THREADS as i64),
         standalone: false,
         apply: |o, v| {
             o.child_threads = v.number() as u32;
@@ -339,6 +342,17 @@ const TABLE: [Def; 18] = [
             crate::log::set_file(&path)
                 .map_err(|e| format!("a file that can be opened for writing ({e})"))?;
             o.log_file = path;
+            Ok(())
+        },
+    },
+    Def {
+        name: "TraceFile",
+        kind: || string(""),
+        standalone: false,
+        // Written at each decision; a file that cannot be written then is
+        // said in an `info string`.
+        apply: |o, v| {
+            o.trace_file = v.text();
             Ok(())
         },
     },
@@ -479,13 +493,15 @@ impl Options {
         (self.threads / self.threads_per_child()).max(1) as usize
     }
 
-    /// `ChildThreads`, or for 0 (auto): one for the built-in engine, which
-    /// searches on one thread, and every core (`Threads`) for an external
-    /// evaluator, which at a real clock on 2 cores played better with both
-    /// threads in one search than one thread in each of two.
+    /// `ChildThreads`, or for 0 (auto): one when every call has a budget of
+    /// its own (`ChildNodes`, `ChildMoveTime`: the paper's setting, where
+    /// many calls at once are the point), else every core (`Threads`) in
+    /// one child: at a real clock on 2 cores one search with both threads
+    /// played better than one thread in each of two searches, over
+    /// Stockfish and over the built-in engine.
     pub fn threads_per_child(&self) -> u32 {
         match self.child_threads {
-            0 if is_builtin(&self.evaluator) => 1,
+            0 if self.child_nodes > 0 || self.child_movetime > 0 => 1,
             0 => self.threads.max(1),
             n => n,
         }
@@ -702,6 +718,7 @@ mod tests {
         };
         let mut o = Options::default();
         o.set("Threads", Some("4")).expect("threads");
+        o.set("ChildThreads", Some("1")).expect("child threads");
         o.set("Hash", Some("256")).expect("hash");
         let c = o.pool_config().expect("config");
         assert_eq!(c.processes(), 4);
@@ -726,19 +743,25 @@ mod tests {
         );
         o.set("ChildThreads", Some("8")).expect("child threads");
         assert_eq!(o.pool_config().expect("config").threads, 1);
-        // Auto (0, the default): one thread a built-in child, every core
-        // to one external child.
+        // Auto (0, the default): every core to one child, built-in or
+        // external; one thread a child when every call has its own budget.
         o.set("ChildThreads", Some("0")).expect("child threads");
-        assert_eq!(o.pool_config().expect("config").threads, 4);
-        o.set("Evaluator", Some("/usr/games/stockfish"))
-            .expect("evaluator");
-        let c = o.pool_config().expect("config");
-        assert_eq!(c.threads, 1);
-        assert!(
-            c.evaluator
-                .options
-                .contains(&("Threads".into(), "4".into()))
-        );
+        for evaluator in ["builtin", "/usr/games/stockfish"] {
+            o.set("Evaluator", Some(evaluator)).expect("evaluator");
+            let c = o.pool_config().expect("config");
+            assert_eq!(c.threads, 1, "{evaluator}");
+            assert!(
+                c.evaluator
+                    .options
+                    .contains(&("Threads".into(), "4".into()))
+            );
+            o.set("ChildNodes", Some("2000")).expect("child nodes");
+            assert_eq!(o.pool_config().expect("config").threads, 4);
+            o.set("ChildNodes", Some("0")).expect("child nodes");
+            o.set("ChildMoveTime", Some("20")).expect("child movetime");
+            assert_eq!(o.pool_config().expect("config").threads, 4);
+            o.set("ChildMoveTime", Some("0")).expect("child movetime");
+        }
         o.set("Evaluator", Some("builtin")).expect("evaluator");
         // Never below 1 MB; the user's own child Hash still wins.
         o.set("Hash", Some("1")).expect("hash");

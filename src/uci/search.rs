@@ -43,6 +43,7 @@ use crate::{
     uci::{
         options::Options,
         time::{MoveTime, child_clock, flag_guard, move_time},
+        trace,
     },
 };
 
@@ -85,6 +86,7 @@ impl Fallback {
             game,
             engine: self.0.clone(),
             hash_mb: FALLBACK_HASH_MB,
+            threads: 1,
             clear: Arc::default(),
             out,
             overhead,
@@ -245,6 +247,7 @@ pub async fn run(req: GoRequest) {
         .req
         .out
         .bestmove(game.position(), best, ponder, game.castling_mode());
+    search.write_trace(played);
 }
 
 /// What ends a pass besides `stop`.
@@ -294,6 +297,11 @@ struct Search {
     nodes: u64,
     /// When the move must be made, once known.
     deadline: Option<Instant>,
+    /// Every round of this `go`, for the trace (kept only when
+    /// `TraceFile` is set).
+    rounds: Vec<trace::RoundTrace>,
+    /// The decision's trace, written once its `bestmove` is out.
+    trace: Option<trace::Trace>,
 }
 
 impl Search {
@@ -318,6 +326,8 @@ impl Search {
             candidates,
             nodes: 0,
             deadline: None,
+            rounds: Vec::new(),
+            trace: None,
         }
     }
 
@@ -372,7 +382,52 @@ impl Search {
         if !o.reported {
             self.report(&o);
         }
+        self.trace(&o);
         Some(o.decision)
+    }
+
+    /// The decision's trace, kept until its `bestmove` is out, when
+    /// `TraceFile` is set.
+    fn trace(&mut self, o: &Outcome) {
+        if self.req.options.trace_file.is_empty() {
+            return;
+        }
+        self.trace = Some(trace::Trace::of(
+            &o.decision,
+            trace::Context {
+                game: &self.req.game,
+                go: self.req.go.to_string(),
+                lookahead: match o.settings.lookahead {
+                    Lookahead::One => "one",
+                    Lookahead::Half => "half",
+                },
+                limit: o.limit,
+                rounds: std::mem::take(&mut self.rounds),
+                time_ms: self.req.received.elapsed().as_millis() as u64,
+            },
+        ));
+    }
+
+    /// Appends the trace to `TraceFile`, with whether its move was `played`
+    /// and the hit rate as it now stands; a file that cannot be written is
+    /// said in an `info string`, and play goes on.
+    fn write_trace(&mut self, played: bool) {
+        let Some(mut record) = self.trace.take() else {
+            return;
+        };
+        record.played = played;
+        if let Ok(carry) = self.req.carry.lock() {
+            record.replies = trace::Replies {
+                predicted: carry.replies.predicted,
+                hits: carry.replies.hits,
+            };
+        }
+        let path = &self.req.options.trace_file;
+        if let Err(e) = record.append(std::path::Path::new(path)) {
+            self.req
+                .out
+                .info_string(format!("TraceFile: cannot write '{path}': {e}"));
+        }
     }
 
     /// Keeps what `d`, whose move is played, predicted about the position
@@ -739,11 +794,20 @@ impl Search {
                 ));
             }
         };
-        // Each complete round: its `info` lines (depth = the round).
+        // Each complete round: its `info` lines (depth = the round); every
+        // round, for the trace.
         let (out, received, base) = (self.req.out.clone(), self.req.received, self.nodes);
         let multi_pv = self.req.options.multi_pv;
+        let tracing_rounds = !self.req.options.trace_file.is_empty();
+        let mut traced = Vec::new();
         let mut spent = 0;
         let mut on_round = |r: &Round<'_>| {
+            if tracing_rounds {
+                traced.push(trace::round(r, castling));
+            }
+            if !r.complete {
+                return;
+            }
             spent += r.decision.stats.nodes;
             let elapsed = received.elapsed();
             let nodes = base + spent;
@@ -820,6 +884,7 @@ impl Search {
                 }
             }
         };
+        self.rounds.append(&mut traced);
         let decision = decision?;
         self.nodes += decision.stats.nodes;
         let mut outcome = Outcome {

@@ -27,6 +27,8 @@ pub struct BuiltinGo {
     pub engine: Arc<Mutex<Engine>>,
     /// `Hash` as set: the table is resized, off the coordinator, if it differs.
     pub hash_mb: usize,
+    /// `Threads` as set.
+    pub threads: usize,
     /// `ucinewgame` came since the last search: clear before searching.
     pub clear: Arc<AtomicBool>,
     pub out: Output,
@@ -79,7 +81,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
         flag.clone(),
         pos.clone(),
     );
-    let (hash_mb, clear) = (req.hash_mb, req.clear.clone());
+    let (hash_mb, threads, clear) = (req.hash_mb, req.threads, req.clear.clone());
     let started = Instant::now();
     let mut search = tokio::task::spawn_blocking(move || {
         // A panic in an earlier search poisoned the lock: start clean.
@@ -90,6 +92,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
         if engine.hash_mb() != hash_mb {
             engine.set_hash(hash_mb);
         }
+        engine.set_threads(threads);
         if clear.swap(false, Ordering::Relaxed) {
             engine.clear();
         }

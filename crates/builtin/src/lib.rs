@@ -3,7 +3,8 @@
 //! ([`mpcmc_protocol`]) and nothing of the meta-engine.
 //!
 //! One instance per worker: `Threads` instances search in parallel without a
-//! process. The same code answers `mpcmc engine`, the standalone UCI engine
+//! process; an instance may search with helper threads of its own
+//! ([`Engine::set_threads`]). The same code answers `mpcmc engine`, the standalone UCI engine
 //! ([`uci`], one `go` in [`go`]).
 //!
 //! The search lives in `search`, the evaluation in `eval`, the hash table in
@@ -18,7 +19,7 @@
 use std::{
     sync::{
         Arc,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -32,7 +33,7 @@ pub mod uci;
 pub use self::tt::TranspositionTable;
 
 use mpcmc_protocol::{Bound, Go, ScoreKind, UciScore};
-use shakmaty::{CastlingMode, Chess, Color, Move, Position};
+use shakmaty::{CastlingMode, Chess, Color, Move, MoveList, Position};
 
 use self::search::{Budget, History, MAX_DEPTH, Search, clock_budget, uci_score};
 use mpcmc_protocol::game::{FenError, position_from_fen};
@@ -61,6 +62,9 @@ pub struct Limits {
     /// Moves not legal at the root are ignored.
     pub searchmoves: Vec<Move>,
 }
+
+/// The most search threads an engine runs ([`Engine::set_threads`]).
+pub const MAX_THREADS: usize = 256;
 
 /// A bare `go` (no limit at all) searches this many nodes, about a second.
 pub const BARE_GO_NODES: u64 = 1_000_000;
@@ -152,6 +156,15 @@ pub struct Engine {
     history: History,
     /// Reused by every search ([`search::pv_table`]).
     pv: Vec<Vec<Move>>,
+    /// The helper threads' own state, one each ([`Engine::set_threads`]).
+    helpers: Vec<Helper>,
+}
+
+/// What a helper thread keeps between searches: its move ordering and its
+/// PV table (the hash table is the engine's).
+struct Helper {
+    history: History,
+    pv: Vec<Vec<Move>>,
 }
 
 impl Engine {
@@ -166,7 +179,27 @@ impl Engine {
             shared,
             history: History::new(),
             pv: search::pv_table(),
+            helpers: Vec::new(),
         }
+    }
+
+    /// Search threads (`Threads`, at least 1): the extra ones are helpers
+    /// searching the same root over the same table at the same time (lazy
+    /// SMP), so that the main thread finds deeper results in the table;
+    /// the move and the line are the main thread's. They help searches
+    /// limited by time or depth; a node limit is searched on one thread, so
+    /// that a fixed-node search gives the same answer every time.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.helpers
+            .resize_with(threads.clamp(1, MAX_THREADS) - 1, || Helper {
+                history: History::new(),
+                pv: search::pv_table(),
+            });
+    }
+
+    /// Search threads, as last set.
+    pub fn threads(&self) -> usize {
+        self.helpers.len() + 1
     }
 
     /// An engine searching with `table`, which other engines search with at
@@ -211,6 +244,9 @@ impl Engine {
             self.tt.clear();
         }
         self.history.clear();
+        for helper in &mut self.helpers {
+            helper.history.clear();
+        }
     }
 
     /// Searches `root`. `history` holds the Zobrist hashes
@@ -246,19 +282,77 @@ impl Engine {
         }
         self.history.age();
         let budget = budget(limits, started, root_moves.len());
+        // A node limit is a measure of work: searched on one thread, it
+        // gives the same answer every time.
+        let threads = if root_moves.len() > 1 && budget.nodes.is_none() {
+            self.threads()
+        } else {
+            1
+        };
+        let root_hash = mpcmc_protocol::game::hash(root);
+        let searchmoves = (root_moves.len() < root.legal_moves().len()).then(|| root_moves.clone());
+        let helpers_stop = Arc::new(AtomicBool::new(false));
+        let helper_nodes = AtomicU64::new(0);
+        let (tt, main_history, main_pv) = (&*self.tt, &mut self.history, &mut self.pv);
+        std::thread::scope(|scope| {
+            // Helpers run until the main search ends, however it ends (a
+            // panic too: the scope waits for them before it goes on).
+            let _stop_helpers = StopOnDrop(helpers_stop.clone());
+            for helper in self.helpers.iter_mut().take(threads - 1) {
+                let (stop, nodes, moves) = (&*helpers_stop, &helper_nodes, searchmoves.clone());
+                let depth = budget.depth;
+                let spawned = std::thread::Builder::new()
+                    .name("builtin-helper".into())
+                    .spawn_scoped(scope, move || {
+                        helper.search(tt, root, history, root_hash, moves, depth, stop, nodes);
+                    });
+                // A thread the system refuses is a helper fewer.
+                if spawned.is_err() {
+                    break;
+                }
+            }
+            Engine::search_main(
+                tt,
+                main_history,
+                main_pv,
+                root,
+                history,
+                root_hash,
+                searchmoves.clone(),
+                &root_moves,
+                first_move,
+                budget,
+                stop,
+                &helper_nodes,
+                started,
+                on_progress,
+            )
+        })
+        .with_helpers(&helper_nodes)
+    }
+
+    /// The main thread's search (see [`Engine::search`]); `helper_nodes`
+    /// counts the helpers' nodes so far.
+    #[allow(clippy::too_many_arguments)]
+    fn search_main(
+        tt: &TranspositionTable,
+        main_history: &mut History,
+        main_pv: &mut [Vec<Move>],
+        root: &Chess,
+        history: &[u64],
+        root_hash: u64,
+        searchmoves: Option<MoveList>,
+        root_moves: &MoveList,
+        first_move: Move,
+        budget: Budget,
+        stop: &AtomicBool,
+        helper_nodes: &AtomicU64,
+        started: Instant,
+        on_progress: &mut dyn FnMut(&Progress),
+    ) -> Outcome {
         let max_depth = budget.depth;
-        let mut search = Search::new(
-            &self.tt,
-            &mut self.history,
-            &mut self.pv,
-            stop,
-            budget,
-            history,
-            mpcmc_protocol::game::hash(root),
-        );
-        if root_moves.len() < root.legal_moves().len() {
-            search.root_moves = Some(root_moves.clone());
-        }
+        let mut search = Search::new(tt, main_history, main_pv, stop, budget, history, root_hash);
+        search.root_moves = searchmoves;
 
         // (depth, score, pv) of the last completed iteration.
         let mut completed: Option<(u32, i32, Vec<Move>)> = None;
@@ -282,7 +376,7 @@ impl Engine {
                 depth,
                 seldepth: (search.seldepth as u32).max(depth),
                 score: to_uci(score),
-                nodes: search.nodes,
+                nodes: search.nodes + helper_nodes.load(Ordering::Relaxed),
                 time: started.elapsed(),
                 pv: pv.clone(),
             });
@@ -312,7 +406,7 @@ impl Engine {
             (None, Some((_, _, pv))) => pv.clone(),
             (None, None) => search
                 .root_tt_move()
-                .and_then(|m| m.find(&root_moves))
+                .and_then(|m| m.find(root_moves))
                 .map_or_else(|| vec![first_move], |m| vec![m]),
         };
         Outcome {
@@ -323,6 +417,63 @@ impl Engine {
             nodes: search.nodes,
             pv,
         }
+    }
+}
+
+impl Helper {
+    /// Searches `root` deeper and deeper until `stop`, adding its nodes to
+    /// `nodes` after every iteration. It starts at depth 1 with the main
+    /// thread; what each finds in the table soon puts them apart.
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &mut self,
+        tt: &TranspositionTable,
+        root: &Chess,
+        history: &[u64],
+        root_hash: u64,
+        root_moves: Option<MoveList>,
+        max_depth: u32,
+        stop: &AtomicBool,
+        nodes: &AtomicU64,
+    ) {
+        self.history.age();
+        let budget = Budget {
+            hard: None,
+            soft: None,
+            nodes: None,
+            depth: max_depth,
+        };
+        let mut search = Search::new(
+            tt,
+            &mut self.history,
+            &mut self.pv,
+            stop,
+            budget,
+            history,
+            root_hash,
+        );
+        search.root_moves = root_moves;
+        let mut prev = None;
+        let mut counted = 0;
+        for depth in 1..=max_depth {
+            search.root_best = None;
+            search.seldepth = 0;
+            let score = search.iterate(root, depth, prev);
+            nodes.fetch_add(search.nodes - counted, Ordering::Relaxed);
+            counted = search.nodes;
+            match score {
+                Some(score) => prev = Some(score),
+                None => break,
+            }
+        }
+    }
+}
+
+impl Outcome {
+    /// The outcome with the helpers' nodes counted in.
+    fn with_helpers(mut self, helper_nodes: &AtomicU64) -> Outcome {
+        self.nodes += helper_nodes.load(Ordering::Relaxed);
+        self
     }
 }
 
@@ -547,6 +698,73 @@ mod tests {
             "{}",
             shakmaty::fen::Fen::from_position(&p, shakmaty::EnPassantMode::Legal)
         );
+    }
+
+    #[test]
+    fn a_helper_searches_into_the_table_until_stopped() {
+        let root = pos(BENCH_FENS[2]);
+        let tt = TranspositionTable::new(4);
+        let mut helper = Helper {
+            history: History::new(),
+            pv: search::pv_table(),
+        };
+        let (stop, nodes) = (AtomicBool::new(false), AtomicU64::new(0));
+        let started = Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let hash = mpcmc_protocol::game::hash(&root);
+                helper.search(&tt, &root, &[], hash, None, MAX_DEPTH, &stop, &nodes);
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            stop.store(true, Ordering::Relaxed);
+        });
+        // It searched (to no depth limit: only the flag ended it), counted
+        // its nodes and wrote what it found where the main thread looks.
+        assert!(started.elapsed() < Duration::from_millis(100) + SLACK);
+        assert!(nodes.load(Ordering::Relaxed) > 1_000);
+        assert!(tt.hashfull() > 0);
+        let root_entry = tt.probe(mpcmc_protocol::game::hash(&root));
+        assert!(root_entry.and_then(|e| e.mv).is_some());
+    }
+
+    #[test]
+    fn two_threads_keep_the_limits_and_the_root_moves() {
+        let mut engine = Engine::new(4);
+        engine.set_threads(2);
+        assert_eq!(engine.threads(), 2);
+        let root = pos(BENCH_FENS[2]);
+        let some: Vec<Move> = root.legal_moves()[3..6].to_vec();
+        let movetime = Duration::from_millis(150);
+        let limits = Limits {
+            movetime: Some(movetime),
+            searchmoves: some.clone(),
+            ..Limits::default()
+        };
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        let out = engine.search(&root, &[], &limits, &stop, &mut |_| {});
+        let took = started.elapsed();
+        assert!(took >= movetime && took < movetime + SLACK, "{took:?}");
+        assert!(out.best.is_some_and(|m| some.contains(&m)), "{out:?}");
+        // A depth limit ends the helpers with the main thread.
+        let out = engine.search(&root, &[], &depth(6), &stop, &mut |_| {});
+        assert_eq!(out.depth, 6);
+        assert!(legal(&root, out.best));
+        // A node limit is searched on one thread: the same search as with
+        // one thread, node for node.
+        let nodes = Limits {
+            nodes: Some(30_000),
+            ..Limits::default()
+        };
+        let (alone, _) = run(BENCH_FENS[2], &nodes);
+        let mut two = Engine::new(4);
+        two.set_threads(2);
+        let out = two.search(&root, &[], &nodes, &stop, &mut |_| {});
+        assert_eq!((out.nodes, out.pv), (alone.nodes, alone.pv));
+        engine.set_threads(0);
+        assert_eq!(engine.threads(), 1);
+        engine.set_threads(100_000);
+        assert_eq!(engine.threads(), MAX_THREADS);
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub trait Settings {
     fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), Self::Error>;
     /// `Hash`, in megabytes.
     fn hash_mb(&self) -> usize;
+    /// `Threads`: search threads ([`Engine::set_threads`]).
+    fn threads(&self) -> usize;
     /// `MoveOverhead`: kept back from the clock and from `movetime`.
     fn move_overhead(&self) -> Duration;
     /// `UCI_Chess960`.
@@ -95,6 +97,7 @@ impl<S: Settings> Searcher for Standalone<S> {
             game: request.game,
             engine: self.engine.clone(),
             hash_mb: self.settings.hash_mb(),
+            threads: self.settings.threads(),
             clear: self.clear.clone(),
             out: request.out,
             overhead: self.settings.move_overhead(),

@@ -1,0 +1,247 @@
+//! `mpcmc explain`: one decision, told to a person.
+//!
+//! It runs the decision through the very session a GUI talks to (`position`,
+//! `go`, then end of input), with `TraceFile` pointed at a file of its own,
+//! and prints the trace ([`crate::uci::trace`]): a table of every root move —
+//! SAN, the predicted reply, value, rank and the budget it got — then the
+//! chosen move and the rule that chose it; or, with `--json`, the trace
+//! object itself.
+
+use std::{
+    io::{Cursor, Write},
+    sync::{Arc, Mutex},
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use anyhow::{Context as _, bail};
+use shakmaty::{CastlingMode, Chess, Position, san::SanPlus, uci::UciMove};
+
+use crate::{
+    mpc::Game,
+    protocol::{
+        output::Output,
+        session::{Input, Session, spawn_reader},
+    },
+    uci::{
+        meta::Meta,
+        options::Options,
+        trace::{CandidateTrace, Score, Trace, rule_meaning},
+    },
+};
+
+#[derive(clap::Args, Debug)]
+pub struct ExplainArgs {
+    /// The position, as FEN (default: the start position).
+    #[arg(long)]
+    fen: Option<String>,
+    /// Moves played from it, in UCI notation.
+    #[arg(long, num_args = 1.., value_delimiter = ' ')]
+    moves: Vec<String>,
+    /// The `go` limits, as a GUI sends them after `go` ("nodes 200000",
+    /// "movetime 1000"). Empty: a bare `go`, one pass at `ChildNodes` a
+    /// call when set, else 10000.
+    #[arg(long, default_value = "")]
+    go: String,
+    /// Print the trace object (JSON) instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Lines written to a buffer (the session's stdout).
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut v) = self.0.lock() {
+            v.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs one decision with `options` and writes what it was to `out`.
+pub async fn run(
+    mut options: Options,
+    args: ExplainArgs,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let path = std::env::temp_dir().join(format!(
+        "mpcmc-explain-{}-{stamp}.jsonl",
+        std::process::id()
+    ));
+    options.trace_file = path.to_string_lossy().into_owned();
+    // The position is checked here: the session would say what is wrong in
+    // an `info string` and search the position it had.
+    game_of(
+        args.fen.as_deref().unwrap_or(START_FEN),
+        &args.moves,
+        options.castling_mode(),
+    )?;
+    let position = match &args.fen {
+        Some(fen) => format!("position fen {fen}"),
+        None => "position startpos".to_owned(),
+    };
+    let moves = if args.moves.is_empty() {
+        String::new()
+    } else {
+        format!(" moves {}", args.moves.join(" "))
+    };
+    let script = format!("isready\n{position}{moves}\ngo {}\n", args.go.trim());
+    let captured = Captured::default();
+    let (uci_out, writer) =
+        Output::start(captured.clone()).context("cannot start the session's output")?;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Input>();
+    // End of input after the `go`: the session lets the search finish, then
+    // ends (and stops its children).
+    spawn_reader(Cursor::new(script.into_bytes()), tx).context("cannot start the input reader")?;
+    Session::new(Meta::new(options), uci_out).run(rx).await;
+    writer.wait(std::time::Duration::from_secs(2));
+    let text = std::fs::read_to_string(&path);
+    let _ = std::fs::remove_file(&path);
+    let session =
+        String::from_utf8_lossy(&captured.0.lock().map(|v| v.clone()).unwrap_or_default())
+            .into_owned();
+    let Some(line) = text.ok().and_then(|t| t.lines().last().map(str::to_owned)) else {
+        let said: Vec<&str> = session
+            .lines()
+            .filter(|l| l.starts_with("info string"))
+            .collect();
+        bail!(
+            "no decision was made; the engine said:\n{}",
+            said.join("\n")
+        );
+    };
+    if args.json {
+        writeln!(out, "{line}")?;
+        return Ok(());
+    }
+    let trace: Trace = serde_json::from_str(&line).context("the trace line")?;
+    table(&trace, out)
+}
+
+/// A score as a person reads it: +0.35, -1.20, #3, #-2.
+fn show(score: Option<Score>) -> String {
+    match score {
+        Some(Score::Cp(cp)) => format!("{:+.2}", f64::from(cp) / 100.0),
+        Some(Score::Mate(n)) => format!("#{n}"),
+        None => "-".to_owned(),
+    }
+}
+
+/// `uci` as SAN in `pos`, or as it is when it is not legal there.
+fn san(pos: &Chess, uci: &str) -> (String, Option<Chess>) {
+    let Some(m) = uci
+        .parse::<UciMove>()
+        .ok()
+        .and_then(|u| u.to_move(pos).ok())
+    else {
+        return (uci.to_owned(), None);
+    };
+    let text = SanPlus::from_move(pos.clone(), m).to_string();
+    let mut after = pos.clone();
+    after.play_unchecked(m);
+    (text, Some(after))
+}
+
+const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// The game of `fen` and `moves`, or what is wrong with them.
+fn game_of(fen: &str, moves: &[String], castling: CastlingMode) -> anyhow::Result<Game> {
+    let mut game =
+        Game::from_fen(fen, castling).map_err(|e| anyhow::anyhow!("the FEN '{fen}': {e}"))?;
+    for m in moves {
+        let uci: UciMove = m
+            .parse()
+            .map_err(|e| anyhow::anyhow!("the move '{m}': {e}"))?;
+        game.push_uci(&uci)
+            .map_err(|e| anyhow::anyhow!("the move '{m}': {e}"))?;
+    }
+    Ok(game)
+}
+
+/// The trace as a table of root moves, best first.
+fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
+    let castling = if t.chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+    let pos = game_of(&t.fen, &t.moves, castling)?.position().clone();
+    let fen = shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);
+    writeln!(out, "position {fen}")?;
+    writeln!(
+        out,
+        "go {}  ({} lookahead)",
+        t.go.trim_start_matches("go").trim(),
+        t.lookahead
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:>4}  {:<8} {:<8} {:>7}  {:<14} line",
+        "rank", "move", "reply", "value", "budget"
+    )?;
+    let mut rows: Vec<&CandidateTrace> = t.candidates.iter().collect();
+    rows.sort_by_key(|c| c.rank.unwrap_or(usize::MAX));
+    for c in rows {
+        let (mv, after) = san(&pos, &c.mv);
+        let reply = match (&c.reply, &after) {
+            (Some(r), Some(after)) => san(after, r).0,
+            _ => "-".to_owned(),
+        };
+        writeln!(
+            out,
+            "{:>4}  {:<8} {:<8} {:>7}  {:<14} {}{}",
+            c.rank.map_or("-".to_owned(), |r| r.to_string()),
+            mv,
+            reply,
+            show(c.value),
+            c.budget.as_deref().unwrap_or("-"),
+            c.line.join(" "),
+            c.failure
+                .as_ref()
+                .map_or(String::new(), |f| format!("  ({f})")),
+        )?;
+    }
+    writeln!(out)?;
+    if let Some(e) = &t.evaluator {
+        writeln!(
+            out,
+            "evaluator's own search: {} {} (depth {}, {} nodes)",
+            san(&pos, &e.mv).0,
+            show(e.value),
+            e.depth,
+            e.nodes
+        )?;
+    }
+    if let Some(l) = &t.lookahead_choice {
+        writeln!(
+            out,
+            "lookahead's best: {} {}",
+            san(&pos, &l.mv).0,
+            show(Some(l.value))
+        )?;
+    }
+    writeln!(
+        out,
+        "chosen: {} ({}), {}: {}",
+        san(&pos, &t.chosen).0,
+        t.chosen,
+        t.rule,
+        rule_meaning(&t.rule).unwrap_or("a rule this mpcmc does not know")
+    )?;
+    writeln!(
+        out,
+        "cost: {} calls, {} nodes, {} ms",
+        t.calls, t.nodes, t.time_ms
+    )?;
+    Ok(())
+}

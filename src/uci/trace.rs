@@ -1,0 +1,377 @@
+//! The decision trace (`TraceFile`): one JSON object a decision, one line
+//! each (JSON Lines), appended as each `go` is answered. It says what a GUI
+//! never sees: every root move's predicted reply, evaluated line and value
+//! at each budget, the evaluator's own choice, which rule chose the move,
+//! and what it all cost. `uci-options.md` has the schema; `mpcmc explain`
+//! prints one for a person.
+//!
+//! The keys `chosen`, `rule` and `candidates` (each with `move`, `reply`,
+//! `line`, `value`) are stable: scripts read them.
+
+use std::{io::Write, path::Path};
+
+use serde::{Deserialize, Serialize};
+use shakmaty::{CastlingMode, Move, uci::UciMove};
+
+use crate::mpc::{
+    Candidate, ChildLimit, Decision, Game, Rule, Value,
+    rounds::{CheckVerdict, Round},
+};
+
+/// A value for the side to move at the root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Score {
+    /// Centipawns.
+    Cp(i32),
+    /// Moves to mate, negative when mated (as UCI's `score mate`).
+    Mate(i32),
+}
+
+impl From<Value> for Score {
+    fn from(v: Value) -> Score {
+        match v.to_uci().kind {
+            mpcmc_protocol::ScoreKind::Cp(cp) => Score::Cp(cp),
+            mpcmc_protocol::ScoreKind::Mate(n) => Score::Mate(n),
+        }
+    }
+}
+
+/// One decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// The game's start position (`startpos` as its FEN) and the moves from
+    /// it: the decision's position is the last.
+    pub fen: String,
+    pub moves: Vec<String>,
+    /// Castling moves are written king-takes-rook (`UCI_Chess960`).
+    pub chess960: bool,
+    /// The `go` as received.
+    pub go: String,
+    /// `one` or `half`.
+    pub lookahead: String,
+    /// The move played (UCI).
+    pub chosen: String,
+    /// Which rule chose it ([`rule_key`]).
+    pub rule: String,
+    /// Its value, as the decision used it.
+    pub value: Option<Score>,
+    /// Every root move with its latest estimate, in UCI order.
+    pub candidates: Vec<CandidateTrace>,
+    /// Every complete round (a one-pass decision is one round), in order.
+    pub rounds: Vec<RoundTrace>,
+    /// The evaluator's own root search (the fortification reference).
+    pub evaluator: Option<RootTrace>,
+    /// The lookahead's own best move and value.
+    pub lookahead_choice: Option<Choice>,
+    /// Centipawns a deviation from the evaluator's move had to clear.
+    pub margin: Option<i32>,
+    /// The deep check of a deviation, when one was checked.
+    pub check: Option<CheckTrace>,
+    /// The decision's child calls and nodes (its rounds or pass, the root
+    /// search and the deep check included).
+    pub calls: u64,
+    pub nodes: u64,
+    /// From the `go` read to the decision made.
+    pub time_ms: u64,
+    /// `false` only for a `go ponder` whose move was not played (`stop`
+    /// without `ponderhit`).
+    pub played: bool,
+    /// The nominal opponent's predictions this game so far, this
+    /// decision's reply counted.
+    pub replies: Replies,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateTrace {
+    #[serde(rename = "move")]
+    pub mv: String,
+    /// The nominal opponent's predicted reply (`null`: none, e.g. half-step
+    /// or a game over after the move).
+    pub reply: Option<String>,
+    /// The evaluated line from the root: `u w` and then the evaluator's
+    /// line from there.
+    pub line: Vec<String>,
+    /// The value the decision used (`null`: the move got none).
+    pub value: Option<Score>,
+    /// 1 for the best value; `null` without a value.
+    pub rank: Option<usize>,
+    /// The budget of the call that valued it last ("nodes 2000").
+    pub budget: Option<String>,
+    /// Its calls' nodes and time in the round that valued it last.
+    pub nodes: u64,
+    pub time_ms: u64,
+    /// Why it has no value.
+    pub failure: Option<String>,
+}
+
+/// One round: its per-call budget and each searched move's value there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundTrace {
+    pub budget: String,
+    /// `false`: cut short (the last round), only finished moves have values.
+    pub complete: bool,
+    pub values: Vec<RoundValue>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundValue {
+    #[serde(rename = "move")]
+    pub mv: String,
+    pub reply: Option<String>,
+    pub value: Option<Score>,
+    pub nodes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RootTrace {
+    #[serde(rename = "move")]
+    pub mv: String,
+    pub value: Option<Score>,
+    pub depth: u32,
+    pub nodes: u64,
+    pub time_ms: u64,
+    pub pv: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    #[serde(rename = "move")]
+    pub mv: String,
+    pub value: Score,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckTrace {
+    pub value: Option<Score>,
+    pub depth: u32,
+    pub nodes: u64,
+    /// `passed`, `refuted` or `unchecked`.
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Replies {
+    pub predicted: u32,
+    pub hits: u32,
+}
+
+/// Each rule: its name in the trace, and what it means to a person.
+const RULES: [(Rule, &str, &str); 8] = [
+    (Rule::Lookahead, "lookahead", "the lookahead's best move"),
+    (
+        Rule::Fortified,
+        "fortified",
+        "the evaluator's own move, kept: the lookahead did not beat it by the margin",
+    ),
+    (
+        Rule::Refuted,
+        "refuted",
+        "the evaluator's own move: the lookahead's best beat it by the margin, but the deep check refuted it",
+    ),
+    (
+        Rule::Unchecked,
+        "unchecked",
+        "the evaluator's own move: the lookahead's best beat it by the margin, but there was no time or nodes to check it",
+    ),
+    (
+        Rule::EvaluatorFallback,
+        "evaluator_fallback",
+        "the evaluator's own move: no candidate finished",
+    ),
+    (
+        Rule::EvaluatorOnly,
+        "evaluator_only",
+        "the evaluator's own move: too little time for a lookahead",
+    ),
+    (
+        Rule::NoAnswer,
+        "no_answer",
+        "no child answered: the first legal move",
+    ),
+    (
+        Rule::BuiltinFallback,
+        "builtin_fallback",
+        "the built-in engine's move: the children did not answer in time",
+    ),
+];
+
+/// The trace's name of a rule.
+pub fn rule_key(rule: Rule) -> &'static str {
+    RULES
+        .iter()
+        .find(|(r, _, _)| *r == rule)
+        .map_or("no_answer", |(_, key, _)| key)
+}
+
+/// What a rule's trace name means, for a person.
+pub fn rule_meaning(key: &str) -> Option<&'static str> {
+    RULES
+        .iter()
+        .find(|(_, k, _)| *k == key)
+        .map(|(_, _, meaning)| *meaning)
+}
+
+/// A child limit as a `go`'s limit words ("nodes 2000").
+pub fn budget_text(limit: ChildLimit) -> String {
+    let go = limit.go().to_string();
+    go.strip_prefix("go ").unwrap_or(&go).to_owned()
+}
+
+/// Writes moves as a GUI reads them.
+struct Notation(CastlingMode);
+
+impl Notation {
+    fn one(&self, m: Move) -> String {
+        UciMove::from_move(m, self.0).to_string()
+    }
+
+    fn all(&self, line: &[Move]) -> Vec<String> {
+        line.iter().map(|&m| self.one(m)).collect()
+    }
+}
+
+/// A round, as `on_round` sees it.
+pub fn round(r: &Round<'_>, castling: CastlingMode) -> RoundTrace {
+    pass(r.limit, r.decision, r.complete, castling)
+}
+
+/// A pass of calls under one `limit` (a round, or a one-pass decision).
+fn pass(
+    limit: ChildLimit,
+    decision: &Decision,
+    complete: bool,
+    castling: CastlingMode,
+) -> RoundTrace {
+    let n = Notation(castling);
+    RoundTrace {
+        budget: budget_text(limit),
+        complete,
+        values: decision
+            .candidates
+            .iter()
+            .map(|c| RoundValue {
+                mv: n.one(c.mv),
+                reply: c.reply.map(|r| n.one(r)),
+                value: c.value.map(Score::from),
+                nodes: c.calls.iter().map(|r| r.nodes).sum(),
+            })
+            .collect(),
+    }
+}
+
+/// What [`Trace::of`] needs besides the decision.
+pub struct Context<'a> {
+    pub game: &'a Game,
+    pub go: String,
+    pub lookahead: &'static str,
+    /// The limit of a one-pass decision (its only round) or of round 1.
+    pub limit: ChildLimit,
+    pub rounds: Vec<RoundTrace>,
+    pub time_ms: u64,
+}
+
+impl Trace {
+    /// The trace of decision `d`, made in `cx`.
+    pub fn of(d: &Decision, cx: Context<'_>) -> Trace {
+        let castling = cx.game.castling_mode();
+        let n = Notation(castling);
+        let fen = match cx.game.start_fen() {
+            Some(fen) => fen.to_string(),
+            None => {
+                shakmaty::fen::Fen::from_position(cx.game.start(), shakmaty::EnPassantMode::Legal)
+                    .to_string()
+            }
+        };
+        let mut rounds = cx.rounds;
+        if rounds.is_empty() && !d.candidates.is_empty() {
+            rounds.push(pass(cx.limit, d, !d.cancelled, castling));
+        }
+        let mut values: Vec<Value> = d.candidates.iter().filter_map(|c| c.value).collect();
+        values.sort_unstable_by(|a, b| b.cmp(a));
+        let rank = |v: Option<Value>| {
+            v.and_then(|v| values.iter().position(|&w| w == v))
+                .map(|i| i + 1)
+        };
+        let candidate = |c: &Candidate| {
+            let mv = n.one(c.mv);
+            let budget = rounds
+                .iter()
+                .rev()
+                .find(|r| r.values.iter().any(|v| v.mv == mv && v.value.is_some()))
+                .map(|r| r.budget.clone());
+            CandidateTrace {
+                reply: c.reply.map(|r| n.one(r)),
+                line: n.all(&c.line()),
+                value: c.value.map(Score::from),
+                rank: rank(c.value),
+                budget,
+                nodes: c.calls.iter().map(|r| r.nodes).sum(),
+                time_ms: c
+                    .calls
+                    .iter()
+                    .map(|r| r.search_time.as_millis() as u64)
+                    .sum(),
+                failure: c.failure.as_ref().map(ToString::to_string),
+                mv,
+            }
+        };
+        let choice = |c: Option<(Move, Value)>| {
+            c.map(|(m, v)| Choice {
+                mv: n.one(m),
+                value: v.into(),
+            })
+        };
+        let spread = d.spread;
+        Trace {
+            fen,
+            moves: n.all(cx.game.moves()),
+            chess960: castling == CastlingMode::Chess960,
+            go: cx.go,
+            lookahead: cx.lookahead.to_owned(),
+            chosen: n.one(d.best),
+            rule: rule_key(d.rule).to_owned(),
+            value: d.value.map(Score::from),
+            candidates: d.candidates.iter().map(candidate).collect(),
+            rounds,
+            evaluator: d.root.as_ref().map(|r| RootTrace {
+                mv: n.one(r.best),
+                value: r.score.map(Score::from),
+                depth: r.depth,
+                nodes: r.nodes,
+                time_ms: r.search_time.as_millis() as u64,
+                pv: n.all(&r.pv),
+            }),
+            lookahead_choice: choice(d.lookahead_choice),
+            margin: spread.map(|s| s.margin),
+            check: spread.and_then(|s| s.check).map(|c| CheckTrace {
+                value: c.value.map(Score::from),
+                depth: c.depth,
+                nodes: c.nodes,
+                verdict: match c.verdict {
+                    CheckVerdict::Passed => "passed",
+                    CheckVerdict::Refuted => "refuted",
+                    CheckVerdict::Unchecked => "unchecked",
+                }
+                .to_owned(),
+            }),
+            calls: d.stats.calls,
+            nodes: d.stats.nodes,
+            time_ms: cx.time_ms,
+            played: true,
+            replies: Replies::default(),
+        }
+    }
+
+    /// Appends the trace as one line to `path`.
+    pub fn append(&self, path: &Path) -> std::io::Result<()> {
+        let mut line = serde_json::to_string(self).map_err(std::io::Error::other)?;
+        line.push('\n');
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        // One write a line: concurrent decisions never interleave inside it.
+        file.write_all(line.as_bytes())
+    }
+}

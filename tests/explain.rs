@@ -1,0 +1,187 @@
+//! `mpcmc explain` and `TraceFile`: one decision told, over the built-in
+//! engine (the recomputation of a decision's trace over Stockfish is in
+//! `recompute.rs`).
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{Mpcmc, SECOND, assert_legal, position};
+use serde_json::Value as Json;
+use shakmaty::Position;
+
+const FEN: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
+
+fn explain(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+        .arg("explain")
+        .args(args)
+        .output()
+        .expect("run mpcmc explain");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+#[test]
+fn explain_json_has_the_stable_keys_for_every_root_move() {
+    let out = explain(&[
+        "--fen",
+        FEN,
+        "--moves",
+        "e1g1",
+        "f6e4",
+        "--child-nodes=300",
+        "--json",
+    ]);
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let trace: Json = serde_json::from_str(&text).expect("one JSON object");
+    let pos = position(Some(FEN), &["e1g1", "f6e4"]);
+    let chosen = trace["chosen"].as_str().expect("chosen");
+    assert_legal(&pos, chosen);
+    assert!(trace["rule"].is_string());
+    let candidates = trace["candidates"].as_array().expect("candidates");
+    assert_eq!(candidates.len(), pos.legal_moves().len());
+    for c in candidates {
+        let mv = c["move"].as_str().expect("move");
+        let m = assert_legal(&pos, mv);
+        let line: Vec<&str> = c["line"]
+            .as_array()
+            .expect("line")
+            .iter()
+            .map(|l| l.as_str().expect("uci"))
+            .collect();
+        assert_eq!(line.first(), Some(&mv), "{c}");
+        // The reply is the line's second move and legal after ours; a
+        // value is a cp or a mate score.
+        if let Some(reply) = c["reply"].as_str() {
+            assert_eq!(line.get(1), Some(&reply), "{c}");
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            assert_legal(&after, reply);
+        }
+        let value = c["value"].as_object().expect("every move valued");
+        assert!(
+            value.contains_key("cp") || value.contains_key("mate"),
+            "{c}"
+        );
+    }
+    // The chosen move's value is the best (fortification aside, the rule
+    // says which move).
+    if trace["rule"] == "lookahead" {
+        let best = candidates.iter().find(|c| c["rank"] == 1).expect("rank 1");
+        assert_eq!(best["value"], trace["value"]);
+    }
+}
+
+#[test]
+fn explain_tells_a_person_every_move_and_the_rule() {
+    let out = explain(&["--fen", FEN, "--child-nodes=300"]);
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    // A header, one row per legal move (SAN), the choice and the rule.
+    let pos = position(Some(FEN), &[]);
+    let rows = text
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w == "-" || w.parse::<u32>().is_ok())
+        })
+        .count();
+    assert_eq!(rows, pos.legal_moves().len(), "{text}");
+    assert!(text.contains(" O-O "), "castling in SAN: {text}");
+    assert!(text.lines().any(|l| l.starts_with("chosen: ")), "{text}");
+    // A position that cannot be set is an error, not a table.
+    let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+        .args(["explain", "--fen", "not a fen", "--child-nodes=300"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'not a fen'"));
+    let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+        .args(["explain", "--moves", "e2e5", "--child-nodes=300"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'e2e5'"));
+}
+
+#[test]
+fn a_trace_file_that_cannot_be_written_is_said_and_play_goes_on() {
+    let mut e = Mpcmc::start(&[
+        "--trace-file=/nonexistent-dir/trace.jsonl",
+        "--child-nodes=300",
+    ]);
+    e.handshake();
+    e.send("position startpos");
+    e.send("go");
+    let (mv, _) = e.bestmove(30 * SECOND);
+    assert_legal(&position(None, &[]), &mv);
+    // The trace is written after the `bestmove`, off the clock.
+    let lines = e.until("info string TraceFile", 10 * SECOND);
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l
+                .starts_with("info string TraceFile: cannot write '/nonexistent-dir/trace.jsonl'")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+}
+
+#[test]
+fn a_game_appends_one_line_a_decision() {
+    let dir = std::env::temp_dir().join(format!("mpcmc-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("game.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let flag = format!("--trace-file={}", path.display());
+    let mut e = Mpcmc::start(&[&flag, "--threads=2", "--child-threads=1"]);
+    e.handshake();
+    let mut moves: Vec<String> = Vec::new();
+    for _ in 0..3 {
+        e.send(&format!("position startpos moves {}", moves.join(" ")));
+        // Rounds under a node total.
+        e.send("go nodes 200000");
+        let (mv, _) = e.bestmove(30 * SECOND);
+        moves.push(mv);
+        // A reply, so that the next decision is ours again.
+        let pos = position(None, &moves.iter().map(String::as_str).collect::<Vec<_>>());
+        let reply = pos.legal_moves()[0];
+        moves.push(shakmaty::uci::UciMove::from_standard(reply).to_string());
+    }
+    assert!(e.quit().success());
+    let text = std::fs::read_to_string(&path).expect("trace");
+    let traces: Vec<Json> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(traces.len(), 3, "{text}");
+    for (i, t) in traces.iter().enumerate() {
+        let played: Vec<&str> = moves[..2 * i].iter().map(String::as_str).collect();
+        let in_file: Vec<&str> = t["moves"]
+            .as_array()
+            .expect("moves")
+            .iter()
+            .map(|m| m.as_str().expect("uci"))
+            .collect();
+        assert_eq!(in_file, played);
+        assert_eq!(t["chosen"], moves[2 * i].as_str());
+        assert_eq!(t["go"], "go nodes 200000");
+        // Rounds: the first searched every move; values at each budget.
+        let rounds = t["rounds"].as_array().expect("rounds");
+        assert!(!rounds.is_empty(), "{t}");
+        let legal = position(None, &played).legal_moves().len();
+        assert_eq!(rounds[0]["values"].as_array().expect("values").len(), legal);
+        assert!(t["evaluator"]["move"].is_string(), "{t}");
+        assert!(t["nodes"].as_u64().expect("nodes") > 0);
+    }
+    // The second decision's position is the first's after its move and a
+    // reply that was not the predicted one, or was: either way counted.
+    assert_eq!(traces[2]["replies"]["predicted"], 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
