@@ -14,11 +14,12 @@ use std::{
 };
 
 use anyhow::{Context as _, bail};
-use shakmaty::{CastlingMode, Chess, Position, san::SanPlus, uci::UciMove};
+use shakmaty::{CastlingMode, Chess, Position, fen::Fen, san::SanPlus, uci::UciMove};
 
 use crate::{
     mpc::Game,
     protocol::{
+        StartPosition,
         output::Output,
         session::{Input, Session, spawn_reader},
     },
@@ -80,11 +81,7 @@ pub async fn run(
     options.trace_file = path.to_string_lossy().into_owned();
     // The position is checked here: the session would say what is wrong in
     // an `info string` and search the position it had.
-    game_of(
-        args.fen.as_deref().unwrap_or(START_FEN),
-        &args.moves,
-        options.castling_mode(),
-    )?;
+    game_of(args.fen.as_deref(), &args.moves, options.castling_mode())?;
     let position = match &args.fen {
         Some(fen) => format!("position fen {fen}"),
         None => "position startpos".to_owned(),
@@ -151,18 +148,28 @@ fn san(pos: &Chess, uci: &str) -> (String, Option<Chess>) {
     (text, Some(after))
 }
 
-const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
-
-/// The game of `fen` and `moves`, or what is wrong with them.
-fn game_of(fen: &str, moves: &[String], castling: CastlingMode) -> anyhow::Result<Game> {
-    let mut game =
-        Game::from_fen(fen, castling).map_err(|e| anyhow::anyhow!("the FEN '{fen}': {e}"))?;
-    for m in moves {
-        let uci: UciMove = m
-            .parse()
-            .map_err(|e| anyhow::anyhow!("the move '{m}': {e}"))?;
-        game.push_uci(&uci)
-            .map_err(|e| anyhow::anyhow!("the move '{m}': {e}"))?;
+/// The game of `fen` (the start position when `None`) and `moves`, read as
+/// the session reads a `position` command; what it would only note (an
+/// illegal move, castling rights dropped) is an error here.
+fn game_of(fen: Option<&str>, moves: &[String], castling: CastlingMode) -> anyhow::Result<Game> {
+    let start = match fen {
+        Some(text) => StartPosition::Fen(
+            text.parse::<Fen>()
+                .map_err(|e| anyhow::anyhow!("the FEN '{text}': {e}"))?,
+        ),
+        None => StartPosition::Startpos,
+    };
+    let moves = moves
+        .iter()
+        .map(|m| {
+            m.parse::<UciMove>()
+                .map_err(|e| anyhow::anyhow!("the move '{m}': {e}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let (game, notes) =
+        Game::from_position_command(start, &moves, castling).map_err(anyhow::Error::msg)?;
+    if !notes.is_empty() {
+        bail!("{}", notes.join("; "));
     }
     Ok(game)
 }
@@ -174,7 +181,9 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
     } else {
         CastlingMode::Standard
     };
-    let pos = game_of(&t.fen, &t.moves, castling)?.position().clone();
+    let pos = game_of(Some(&t.fen), &t.moves, castling)?
+        .position()
+        .clone();
     let fen = shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);
     writeln!(out, "position {fen}")?;
     writeln!(

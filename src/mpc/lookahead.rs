@@ -45,6 +45,14 @@ impl Lookahead {
             Lookahead::One => 2,
         }
     }
+
+    /// Its name: the `Lookahead` option's value, and the trace's.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lookahead::Half => "half",
+            Lookahead::One => "one",
+        }
+    }
 }
 
 /// The decision rule's settings.

@@ -238,16 +238,18 @@ const TABLE: [Def; 19] = [
     Def {
         name: "Lookahead",
         kind: || OptionType::Combo {
-            default: "one".to_owned(),
-            vars: vec!["half".to_owned(), "one".to_owned()],
+            default: Lookahead::One.name().to_owned(),
+            vars: [Lookahead::Half, Lookahead::One]
+                .map(|l| l.name().to_owned())
+                .to_vec(),
         },
         standalone: false,
         apply: |o, v| {
-            o.lookahead = match v.text().to_ascii_lowercase().as_str() {
-                "half" => Lookahead::Half,
-                "one" => Lookahead::One,
-                _ => return Err("half or one".to_owned()),
-            };
+            let text = v.text().to_ascii_lowercase();
+            o.lookahead = [Lookahead::Half, Lookahead::One]
+                .into_iter()
+                .find(|l| l.name() == text)
+                .ok_or_else(|| "half or one".to_owned())?;
             Ok(())
         },
     },

@@ -113,7 +113,7 @@ pub struct Seed {
 
 /// How often the nominal opponent's predicted reply to the move played was
 /// the reply the game went on with.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HitRate {
     pub predicted: u32,
     pub hits: u32,
@@ -397,10 +397,7 @@ impl Search {
             trace::Context {
                 game: &self.req.game,
                 go: self.req.go.to_string(),
-                lookahead: match o.settings.lookahead {
-                    Lookahead::One => "one",
-                    Lookahead::Half => "half",
-                },
+                lookahead: o.settings.lookahead,
                 limit: o.limit,
                 rounds: std::mem::take(&mut self.rounds),
                 time_ms: self.req.received.elapsed().as_millis() as u64,
@@ -417,10 +414,7 @@ impl Search {
         };
         record.played = played;
         if let Ok(carry) = self.req.carry.lock() {
-            record.replies = trace::Replies {
-                predicted: carry.replies.predicted,
-                hits: carry.replies.hits,
-            };
+            record.replies = carry.replies;
         }
         let path = &self.req.options.trace_file;
         if let Err(e) = record.append(std::path::Path::new(path)) {

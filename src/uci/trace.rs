@@ -11,11 +11,15 @@
 use std::{io::Write, path::Path};
 
 use serde::{Deserialize, Serialize};
+
 use shakmaty::{CastlingMode, Move, uci::UciMove};
 
-use crate::mpc::{
-    Candidate, ChildLimit, Decision, Game, Rule, Value,
-    rounds::{CheckVerdict, Round},
+use crate::{
+    mpc::{
+        Candidate, ChildLimit, Decision, Game, Lookahead, Rule, Value,
+        rounds::{CheckVerdict, Round},
+    },
+    uci::search::HitRate,
 };
 
 /// A value for the side to move at the root.
@@ -79,7 +83,7 @@ pub struct Trace {
     pub played: bool,
     /// The nominal opponent's predictions this game so far, this
     /// decision's reply counted.
-    pub replies: Replies,
+    pub replies: HitRate,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,12 +152,6 @@ pub struct CheckTrace {
     pub nodes: u64,
     /// `passed`, `refuted` or `unchecked`.
     pub verdict: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Replies {
-    pub predicted: u32,
-    pub hits: u32,
 }
 
 /// Each rule: its name in the trace, and what it means to a person.
@@ -264,7 +262,7 @@ fn pass(
 pub struct Context<'a> {
     pub game: &'a Game,
     pub go: String,
-    pub lookahead: &'static str,
+    pub lookahead: Lookahead,
     /// The limit of a one-pass decision (its only round) or of round 1.
     pub limit: ChildLimit,
     pub rounds: Vec<RoundTrace>,
@@ -328,7 +326,7 @@ impl Trace {
             moves: n.all(cx.game.moves()),
             chess960: castling == CastlingMode::Chess960,
             go: cx.go,
-            lookahead: cx.lookahead.to_owned(),
+            lookahead: cx.lookahead.name().to_owned(),
             chosen: n.one(d.best),
             rule: rule_key(d.rule).to_owned(),
             value: d.value.map(Score::from),
@@ -359,7 +357,7 @@ impl Trace {
             nodes: d.stats.nodes,
             time_ms: cx.time_ms,
             played: true,
-            replies: Replies::default(),
+            replies: HitRate::default(),
         }
     }
 
