@@ -65,6 +65,7 @@ async fn main() -> anyhow::Result<()> {
         lookahead: Lookahead::One,
         fortify: false,
         fortify_margin: 0,
+        ..Settings::new(Lookahead::One)
     };
     let text = std::fs::read_to_string(&args.epd)?;
     let budgets = args.nodes.len();

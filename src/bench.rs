@@ -162,7 +162,7 @@ async fn rounds(
     for (i, game) in games.iter().enumerate() {
         pool.new_game();
         let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
-        let plan = node_rounds(total, options.lookahead, moves.len());
+        let plan = node_rounds(total, options.settings(), moves.len());
         let start = Instant::now();
         let Some(d) = decide_in_rounds(
             &pool,

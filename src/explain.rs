@@ -188,9 +188,11 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
     writeln!(out, "position {fen}")?;
     writeln!(
         out,
-        "go {}  ({} lookahead)",
+        "go {}  ({} lookahead, {} level{} complete)",
         t.go.trim_start_matches("go").trim(),
-        t.lookahead
+        t.lookahead,
+        t.levels,
+        if t.levels == 1 { "" } else { "s" }
     )?;
     writeln!(out)?;
     writeln!(
@@ -208,13 +210,17 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         };
         writeln!(
             out,
-            "{:>4}  {:<8} {:<8} {:>7}  {:<14} {}{}",
+            "{:>4}  {:<8} {:<8} {:>7}  {:<14} {}{}{}",
             c.rank.map_or("-".to_owned(), |r| r.to_string()),
             mv,
             reply,
             show(c.value),
             c.budget.as_deref().unwrap_or("-"),
             c.line.join(" "),
+            c.one_step_value.map_or(String::new(), |v| format!(
+                "  (a deeper level: one-step {})",
+                show(Some(v))
+            )),
             c.failure
                 .as_ref()
                 .map_or(String::new(), |f| format!("  ({f})")),

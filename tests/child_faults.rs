@@ -391,6 +391,7 @@ async fn a_root_moves_calls_share_a_child_and_its_position_comes_back_to_it() {
         lookahead: Lookahead::One,
         fortify: true,
         fortify_margin: 0,
+        ..Settings::new(Lookahead::One)
     };
     let decision = decide(
         &pool,

@@ -22,19 +22,24 @@ const NODES: u64 = 3000;
 /// One root move as recomputed: the move, the predicted reply, `V(u)`.
 type Recomputed = (String, String, Value);
 
-/// The argmax of `V(u) = E(x·u·ν(x,u))`, ties to the first in UCI order.
-async fn recompute(fen: &str) -> (String, Vec<Recomputed>) {
-    let game = Arc::new(Game::from_fen(fen, CastlingMode::Standard).expect("test fen"));
-    let pos = game.position().clone();
+/// A Stockfish child as both roles, with cleared hashes: deterministic.
+async fn child() -> Client {
     let config = ChildConfig {
         command: stockfish().to_owned(),
         options: vec![("Threads".into(), "1".into()), ("Hash".into(), "16".into())],
         castling: CastlingMode::Standard,
         clear_hash: true,
     };
-    let mut child = Client::spawn(&config, "recompute".into())
+    Client::spawn(&config, "recompute".into())
         .await
-        .expect("stockfish starts");
+        .expect("stockfish starts")
+}
+
+/// `V(u) = E(x·u·ν(x,u))` for every legal `u` at the position after
+/// `prefix`, in UCI order, for the side to move there.
+async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<Recomputed> {
+    let mut pos = game.position().clone();
+    prefix.iter().for_each(|&m| pos.play_unchecked(m));
     let cancel = CancellationToken::new();
     let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
     moves.sort_by_key(|m| UciMove::from_standard(*m).to_string());
@@ -42,16 +47,22 @@ async fn recompute(fen: &str) -> (String, Vec<Recomputed>) {
     for u in moves {
         let mut after_u = pos.clone();
         after_u.play_unchecked(u);
+        let u_text = UciMove::from_standard(u).to_string();
+        if after_u.is_checkmate() {
+            values.push((u_text, String::new(), (-Value::MATED).from_child(1)));
+            continue;
+        }
         assert!(
             !after_u.is_game_over(),
-            "pick a test position without finished lines"
+            "pick a test position without drawn lines"
         );
+        let line = [prefix, &[u]].concat();
         let reply = child
             .search(
                 &Query {
                     role: Role::Opponent,
                     game: game.clone(),
-                    line: vec![u],
+                    line: line.clone(),
                     limit: ChildLimit::Nodes(NODES),
                 },
                 &cancel,
@@ -61,10 +72,7 @@ async fn recompute(fen: &str) -> (String, Vec<Recomputed>) {
         // A finished game after the reply is scored by the rules, not asked.
         let mut y = after_u.clone();
         y.play_unchecked(reply.best);
-        let (u_text, w_text) = (
-            UciMove::from_standard(u).to_string(),
-            UciMove::from_standard(reply.best).to_string(),
-        );
+        let w_text = UciMove::from_standard(reply.best).to_string();
         if y.is_checkmate() {
             values.push((u_text, w_text, Value::MATED.from_child(2)));
             continue;
@@ -78,7 +86,7 @@ async fn recompute(fen: &str) -> (String, Vec<Recomputed>) {
                 &Query {
                     role: Role::Evaluator,
                     game: game.clone(),
-                    line: vec![u, reply.best],
+                    line: [line, vec![reply.best]].concat(),
                     limit: ChildLimit::Nodes(NODES),
                 },
                 &cancel,
@@ -89,15 +97,119 @@ async fn recompute(fen: &str) -> (String, Vec<Recomputed>) {
             .expect("a score");
         values.push((u_text, w_text, score.from_child(2)));
     }
+    values
+}
+
+/// The first of the best values (UCI order breaks ties).
+fn argmax(values: &[Recomputed]) -> &Recomputed {
     let mut best = &values[0];
-    for v in &values {
+    for v in values {
         if v.2 > best.2 {
             best = v;
         }
     }
-    let best = best.0.clone();
+    best
+}
+
+fn game(fen: &str) -> Arc<Game> {
+    Arc::new(Game::from_fen(fen, CastlingMode::Standard).expect("test fen"))
+}
+
+/// The argmax of `V(u) = E(x·u·ν(x,u))`, ties to the first in UCI order.
+async fn recompute(fen: &str) -> (String, Vec<Recomputed>) {
+    let mut child = child().await;
+    let values = one_step(&mut child, &game(fen), &[]).await;
     child.quit(Duration::from_secs(1)).await;
-    (best, values)
+    (argmax(&values).0.clone(), values)
+}
+
+/// Two-step with `width` expanded: the one-step values, then from the
+/// `width` best positions `x·u·w` a one-step over every move there, the
+/// best of it backed up into `V(u)`. Returns the argmax, and per move its
+/// value and its one-step value when expanded.
+async fn recompute_two_step(
+    fen: &str,
+    width: usize,
+) -> (String, Vec<(String, Value, Option<Value>)>) {
+    let game = game(fen);
+    let mut child = child().await;
+    let first = one_step(&mut child, &game, &[]).await;
+    let mut ranked: Vec<&Recomputed> = first.iter().filter(|v| !v.1.is_empty()).collect();
+    ranked.sort_by_key(|v| std::cmp::Reverse(v.2));
+    let mut values: Vec<(String, Value, Option<Value>)> = first
+        .iter()
+        .map(|(u, _, v)| (u.clone(), *v, None))
+        .collect();
+    for (u, w, v) in ranked.into_iter().take(width) {
+        let pos = game.position();
+        let u_move = u
+            .parse::<UciMove>()
+            .expect("uci")
+            .to_move(pos)
+            .expect("legal");
+        let mut after = pos.clone();
+        after.play_unchecked(u_move);
+        let w_move = w
+            .parse::<UciMove>()
+            .expect("uci")
+            .to_move(&after)
+            .expect("legal");
+        let next = one_step(&mut child, &game, &[u_move, w_move]).await;
+        let best = argmax(&next).2.from_child(2);
+        let entry = values.iter_mut().find(|e| &e.0 == u).expect("a root move");
+        *entry = (u.clone(), best, Some(*v));
+    }
+    child.quit(Duration::from_secs(1)).await;
+    let mut best = &values[0];
+    for v in &values {
+        if v.1 > best.1 {
+            best = v;
+        }
+    }
+    (best.0.clone(), values)
+}
+
+/// Runs the engine on `fen` with `flags` (and a trace file), returns its
+/// move and its one trace line.
+async fn engine_decision(fen: &str, extra: &[&str]) -> (String, Trace) {
+    let dir = std::env::temp_dir().join(format!(
+        "mpcmc-recompute-{}-{}",
+        std::process::id(),
+        extra.len()
+    ));
+    std::fs::create_dir_all(&dir).expect("trace dir");
+    let trace_file = dir.join("trace.jsonl");
+    let _ = std::fs::remove_file(&trace_file);
+    let mut flags = vec![
+        format!("--trace-file={}", trace_file.display()),
+        format!("--child-nodes={NODES}"),
+        "--threads=2".to_owned(),
+        // Two one-thread children: Stockfish is deterministic at fixed
+        // nodes only on one thread.
+        "--child-threads=1".to_owned(),
+        "--fortify=false".to_owned(),
+        "--clear-hash=true".to_owned(),
+    ];
+    flags.extend(extra.iter().map(|f| (*f).to_owned()));
+    let fen = fen.to_owned();
+    let got = tokio::task::spawn_blocking(move || {
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let mut e = Mpcmc::with_stockfish(&flags);
+        e.handshake();
+        e.send(&format!("position fen {fen}"));
+        e.send("go");
+        let (mv, _) = e.bestmove(Duration::from_secs(60));
+        assert!(e.quit().success());
+        mv
+    })
+    .await
+    .expect("engine run");
+    let text = std::fs::read_to_string(&trace_file).expect("the trace file");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let trace: Trace = serde_json::from_str(lines[0]).expect("a trace object");
+    let _ = std::fs::remove_dir_all(&dir);
+    (got, trace)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,40 +219,11 @@ async fn the_engine_plays_the_recomputed_argmax() {
         "2r3k1/pp3ppp/4p3/3pP3/3P1P2/P3K3/1P4PP/2R5 b - - 0 28",
     ] {
         let (want, values) = recompute(fen).await;
-        let dir = std::env::temp_dir().join(format!("mpcmc-recompute-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("trace dir");
-        let trace_file = dir.join("trace.jsonl");
-        let _ = std::fs::remove_file(&trace_file);
-        let flags = [
-            format!("--trace-file={}", trace_file.display()),
-            format!("--child-nodes={NODES}"),
-            "--threads=2".to_owned(),
-            // Two one-thread children: Stockfish is deterministic at fixed
-            // nodes only on one thread.
-            "--child-threads=1".to_owned(),
-            "--fortify=false".to_owned(),
-            "--clear-hash=true".to_owned(),
-        ];
-        let got = tokio::task::spawn_blocking(move || {
-            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-            let mut e = Mpcmc::with_stockfish(&flags);
-            e.handshake();
-            e.send(&format!("position fen {fen}"));
-            e.send("go");
-            let (mv, _) = e.bestmove(Duration::from_secs(60));
-            assert!(e.quit().success());
-            mv
-        })
-        .await
-        .expect("engine run");
+        let (got, trace) = engine_decision(fen, &[]).await;
         assert_eq!(got, want, "values: {values:?}");
 
-        // The trace: one line, the same decision, every move's reply and
-        // value as recomputed.
-        let text = std::fs::read_to_string(&trace_file).expect("the trace file");
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 1, "{text}");
-        let trace: Trace = serde_json::from_str(lines[0]).expect("a trace object");
+        // The trace: the same decision, every move's reply and value as
+        // recomputed.
         assert_eq!(trace.fen, fen);
         assert!(trace.moves.is_empty());
         assert_eq!(
@@ -169,6 +252,37 @@ async fn the_engine_plays_the_recomputed_argmax() {
             .find(|c| c.rank == Some(1))
             .expect("a rank 1");
         assert_eq!(best.value, trace.value);
-        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_step_plays_the_recomputed_backed_up_argmax() {
+    let fen = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
+    let (want, values) = recompute_two_step(fen, 2).await;
+    let (got, trace) = engine_decision(fen, &["--lookahead=two", "--prune-width=2"]).await;
+    assert_eq!(got, want, "values: {values:?}");
+    assert_eq!((trace.lookahead.as_str(), trace.levels), ("two", 2));
+    let traced: Vec<(String, Option<Score>, Option<Score>)> = trace
+        .candidates
+        .iter()
+        .map(|c| (c.mv.clone(), c.value, c.one_step_value))
+        .collect();
+    let expected: Vec<(String, Option<Score>, Option<Score>)> = values
+        .iter()
+        .map(|(u, v, one)| (u.clone(), Some(Score::from(*v)), one.map(Score::from)))
+        .collect();
+    assert_eq!(traced, expected);
+    let expanded: Vec<_> = trace
+        .candidates
+        .iter()
+        .filter(|c| c.one_step_value.is_some())
+        .collect();
+    assert_eq!(expanded.len(), 2, "PruneWidth positions expanded");
+    for c in expanded {
+        assert!(
+            c.line.len() >= 4,
+            "u w u' w' for an expanded move: {:?}",
+            c.line
+        );
     }
 }

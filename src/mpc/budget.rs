@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use mpcmc_protocol::Go;
 
 use crate::mpc::{
-    lookahead::Lookahead,
+    lookahead::{Lookahead, Settings},
     rounds::{ClockCell, RootTime, RoundClock, RoundPlan, first_round_nodes, rounds_for},
 };
 
@@ -103,11 +103,11 @@ pub const INITIAL_SPEED: u64 = 500_000;
 /// A node total (`go nodes N`) as rounds: [`ROOT_SHARE`] of it for the
 /// evaluator's root search, the rest over rounds of halving that end with
 /// two candidates.
-pub fn node_rounds(total: u64, lookahead: Lookahead, moves: usize) -> RoundPlan {
+pub fn node_rounds(total: u64, settings: Settings, moves: usize) -> RoundPlan {
     let root = ((total as f64 * ROOT_SHARE) as u64).max(1);
     let rounds = rounds_for(moves);
     let rest = total.saturating_sub(root);
-    let first = first_round_nodes(rest, lookahead, moves, rounds);
+    let first = first_round_nodes(rest, settings, moves, moves, rounds);
     RoundPlan {
         root: ChildLimit::Nodes(root),
         root_then: None,
@@ -126,8 +126,10 @@ pub fn node_rounds(total: u64, lookahead: Lookahead, moves: usize) -> RoundPlan 
 /// a second goes on until the end); the rounds start from `first` nodes a
 /// call and go on halving, then doubling on the last two. `clock` may be
 /// set later (`ponderhit`).
-pub fn open_rounds(first: u64, lookahead: Lookahead, moves: usize, clock: ClockCell) -> RoundPlan {
-    let round_one = first.saturating_mul(u64::from(lookahead.plies()) * moves.max(1) as u64);
+pub fn open_rounds(first: u64, settings: Settings, moves: usize, clock: ClockCell) -> RoundPlan {
+    let moves = moves.max(1);
+    let calls = settings.lookahead.calls(moves, moves, settings.prune_width);
+    let round_one = first.saturating_mul(calls);
     RoundPlan {
         root: ChildLimit::Nodes(round_one),
         root_then: Some(ChildLimit::Nodes(OPEN_ROOT_NODES)),
@@ -199,7 +201,7 @@ pub struct TimedBudget {
 /// many run. Prefers `preferred`; falls back to half-step and then to the
 /// evaluator alone when round 1's calls would get under
 /// [`MIN_CALL_NODES`].
-pub fn plan_timed(budget: TimedBudget, moves: usize, preferred: Lookahead) -> TimedPlan {
+pub fn plan_timed(budget: TimedBudget, moves: usize, settings: Settings) -> TimedPlan {
     let usable = budget.soft.mul_f64(SAFETY);
     let threads = budget.threads.max(1);
     let (root, root_then, lookahead_time) = if threads >= 2 {
@@ -215,10 +217,6 @@ pub fn plan_timed(budget: TimedBudget, moves: usize, preferred: Lookahead) -> Ti
             usable.mul_f64(1.0 - ROOT_SHARE),
         )
     };
-    let order: &[Lookahead] = match preferred {
-        Lookahead::One => &[Lookahead::One, Lookahead::Half],
-        Lookahead::Half => &[Lookahead::Half],
-    };
     // On a plain clock the root search keeps the clock (with one worker,
     // ROOT_SHARE of it) and decides its time.
     let (keeps_clock, root_time) = match budget.clock {
@@ -229,8 +227,9 @@ pub fn plan_timed(budget: TimedBudget, moves: usize, preferred: Lookahead) -> Ti
         ),
         None => (None, RootTime::Apart),
     };
-    for &lookahead in order {
-        let calls = (lookahead.plies() as usize * moves.max(1)) as u32;
+    for lookahead in settings.lookahead.and_cheaper() {
+        let moves = moves.max(1);
+        let calls = lookahead.calls(moves, moves, settings.prune_width) as u32;
         let per_call = lookahead_time / ROUNDS_PER_MOVE / calls;
         let nodes =
             (budget.speed as f64 * per_call.saturating_sub(budget.call_cost).as_secs_f64()) as u64;
@@ -294,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_node_total_keeps_most_for_the_root() {
-        let plan = node_rounds(100_000, Lookahead::One, 20);
+        let plan = node_rounds(100_000, Settings::new(Lookahead::One), 20);
         assert_eq!(plan.root, ChildLimit::Nodes(90_000));
         assert_eq!(plan.max_rounds, rounds_for(20));
         assert!(plan.clock.get().is_none() && plan.root_then.is_none() && !plan.root_open);
@@ -303,9 +302,11 @@ mod tests {
     #[test]
     fn a_clock_is_split_into_a_root_search_and_rounds() {
         // 20 moves, one-step, 1 M nodes a second: 40 calls in round 1.
-        let TimedPlan::Rounds(Lookahead::One, plan) =
-            plan_timed(budget(1000, 2, 1_000_000, 0), 20, Lookahead::One)
-        else {
+        let TimedPlan::Rounds(Lookahead::One, plan) = plan_timed(
+            budget(1000, 2, 1_000_000, 0),
+            20,
+            Settings::new(Lookahead::One),
+        ) else {
             panic!("rounds expected");
         };
         // Two workers: the root has one to itself, half the target first.
@@ -317,9 +318,11 @@ mod tests {
         // 800 ms of lookahead / 4 rounds / 40 calls: 5 ms, 5000 nodes.
         assert_eq!(plan.first, ChildLimit::Nodes(5000));
         // One worker: the root first, for ROOT_SHARE of the usable target.
-        let TimedPlan::Rounds(_, plan) =
-            plan_timed(budget(1000, 1, 1_000_000, 0), 20, Lookahead::One)
-        else {
+        let TimedPlan::Rounds(_, plan) = plan_timed(
+            budget(1000, 1, 1_000_000, 0),
+            20,
+            Settings::new(Lookahead::One),
+        ) else {
             panic!("rounds expected");
         };
         assert_eq!(plan.root, ChildLimit::MoveTime(Duration::from_millis(720)));
@@ -340,7 +343,7 @@ mod tests {
                 clock: Some(clock),
                 ..budget(1000, threads, 1_000_000, 0)
             };
-            match plan_timed(b, 20, Lookahead::One) {
+            match plan_timed(b, 20, Settings::new(Lookahead::One)) {
                 TimedPlan::Rounds(_, plan) => plan,
                 TimedPlan::EvaluatorOnly(_) => panic!("rounds expected"),
             }
@@ -367,12 +370,31 @@ mod tests {
         );
         // Short of time for one-step, half-step fits; then nothing does.
         assert!(matches!(
-            plan_timed(budget(10, 2, 1_000_000, 0), 20, Lookahead::One),
+            plan_timed(
+                budget(10, 2, 1_000_000, 0),
+                20,
+                Settings::new(Lookahead::One)
+            ),
             TimedPlan::Rounds(Lookahead::Half, _)
         ));
         assert!(matches!(
-            plan_timed(budget(10, 2, 1_000_000, 1), 20, Lookahead::One),
+            plan_timed(budget(10, 2, 1_000_000, 1), 20, Settings::new(Lookahead::One)),
             TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t)) if t == Duration::from_millis(7)
         ));
+    }
+
+    #[test]
+    fn a_multistep_lookahead_that_does_not_fit_falls_back_level_by_level() {
+        let two = Settings::new(Lookahead::Two);
+        let planned = |ms| match plan_timed(budget(ms, 2, 1_000_000, 0), 20, two) {
+            TimedPlan::Rounds(l, _) => Some(l),
+            TimedPlan::EvaluatorOnly(_) => None,
+        };
+        assert_eq!(planned(5_000), Some(Lookahead::Two));
+        assert_eq!(planned(10), Some(Lookahead::Half));
+        // In between, one-step fits where two-step does not.
+        let between: Vec<_> = (10..5_000).step_by(10).filter_map(planned).collect();
+        assert!(between.contains(&Lookahead::One), "{between:?}");
+        assert!(between.is_sorted_by_key(|l| l.levels() * 2 + l.plies()));
     }
 }

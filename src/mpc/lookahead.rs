@@ -14,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{Move, uci::UciMove};
+use shakmaty::{Move, Position, uci::UciMove};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -35,14 +35,38 @@ pub enum Lookahead {
     Half,
     /// Predict the reply, evaluate `x·u·w`.
     One,
+    /// One-step, then one-step again from the most promising `x·u·w`
+    /// (the paper's multistep lookahead, its deeper level pruned).
+    Two,
+    /// Two-step, then one-step again from the most promising positions
+    /// of the second level.
+    Three,
 }
 
 impl Lookahead {
-    /// Plies from the root to the evaluated position.
+    /// Every lookahead, the cheapest first: the option's values.
+    pub const ALL: [Lookahead; 4] = [
+        Lookahead::Half,
+        Lookahead::One,
+        Lookahead::Two,
+        Lookahead::Three,
+    ];
+
+    /// Plies from the root to a position evaluated at the first level.
     pub fn plies(self) -> u32 {
         match self {
             Lookahead::Half => 1,
-            Lookahead::One => 2,
+            _ => 2,
+        }
+    }
+
+    /// Levels of lookahead: the first is never pruned, the others expand
+    /// only the most promising positions of the level above.
+    pub fn levels(self) -> u32 {
+        match self {
+            Lookahead::Half | Lookahead::One => 1,
+            Lookahead::Two => 2,
+            Lookahead::Three => 3,
         }
     }
 
@@ -51,7 +75,27 @@ impl Lookahead {
         match self {
             Lookahead::Half => "half",
             Lookahead::One => "one",
+            Lookahead::Two => "two",
+            Lookahead::Three => "three",
         }
+    }
+
+    /// This lookahead, then each cheaper one: what a short clock falls
+    /// back to.
+    pub fn and_cheaper(self) -> impl Iterator<Item = Lookahead> {
+        Lookahead::ALL
+            .into_iter()
+            .rev()
+            .skip_while(move |&l| l != self)
+    }
+
+    /// The child calls of a pass over `candidates` root moves when every
+    /// expanded position has `moves` legal moves (an estimate: the root's
+    /// count) and each deeper level expands `width` positions.
+    pub fn calls(self, candidates: usize, moves: usize, width: usize) -> u64 {
+        let first = u64::from(self.plies()) * candidates as u64;
+        let deeper = u64::from(self.levels() - 1) * width.min(candidates) as u64;
+        first + deeper * 2 * moves as u64
     }
 }
 
@@ -62,6 +106,24 @@ pub struct Settings {
     pub fortify: bool,
     /// Centipawns the lookahead must gain over the evaluator's root value.
     pub fortify_margin: i32,
+    /// Positions each level below the first expands (multistep lookahead).
+    pub prune_width: usize,
+}
+
+/// `PruneWidth`'s default: positions each deeper level expands.
+pub const PRUNE_WIDTH: usize = 3;
+
+impl Settings {
+    /// `lookahead` with the options' defaults: fortified, no extra margin,
+    /// [`PRUNE_WIDTH`].
+    pub fn new(lookahead: Lookahead) -> Settings {
+        Settings {
+            lookahead,
+            fortify: true,
+            fortify_margin: 0,
+            prune_width: PRUNE_WIDTH,
+        }
+    }
 }
 
 /// One root move and what the lookahead learned about it.
@@ -76,10 +138,17 @@ pub struct Candidate {
     pub terminal: Option<Terminal>,
     /// The evaluator's report at the evaluated position.
     pub leaf: Option<Report>,
-    /// Reports of every call made for this candidate.
+    /// Reports of every call made for this candidate, at every level of
+    /// its lookahead.
     pub calls: Vec<Report>,
     /// Why the candidate has no value.
     pub failure: Option<Failure>,
+    /// The next level, when a multistep lookahead expanded this candidate:
+    /// every legal move at the position after `mv` and `reply`, with its
+    /// own lookahead from there. `value` is then their best, backed up.
+    pub next: Vec<Candidate>,
+    /// Its value at its own level, when a deeper level replaced it.
+    pub shallow: Option<Value>,
 }
 
 /// Why a candidate has no value.
@@ -180,6 +249,9 @@ pub struct Decision {
     pub cancelled: bool,
     /// How a decision in rounds spread its budget.
     pub spread: Option<crate::mpc::rounds::Spread>,
+    /// Levels of lookahead that completed (a deeper level cut short
+    /// leaves the values of the level above).
+    pub levels: u32,
 }
 
 /// Sums over every child report of a pass.
@@ -250,7 +322,8 @@ pub async fn decide<C: Children>(
 }
 
 /// [`decide`], with the evaluator's root search under `root`, or none
-/// (the rounds run the root search apart).
+/// (the rounds run the root search apart). A multistep lookahead expands
+/// its deeper levels once the first is complete ([`expand`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn pass<C: Children>(
     children: &Arc<C>,
@@ -262,6 +335,72 @@ pub(crate) async fn pass<C: Children>(
     cancel: &CancellationToken,
     on_candidate: &mut (dyn FnMut(&Candidate, usize) + Send),
 ) -> Option<Decision> {
+    let mut level = first_level(
+        children,
+        game,
+        &[],
+        candidates,
+        limit,
+        root_limit,
+        settings.lookahead,
+        cancel,
+        on_candidate,
+    )
+    .await?;
+    let mut levels = 1;
+    if settings.lookahead.levels() > 1 && !level.cancelled {
+        let deeper = expand(
+            children,
+            game,
+            &mut level.candidates,
+            settings,
+            limit,
+            cancel,
+        )
+        .await;
+        level.stats.merge(&deeper.stats);
+        levels = deeper.levels;
+    }
+    let mut decision = choose(
+        level.candidates,
+        level.root,
+        settings,
+        level.stats,
+        level.first,
+        level.cancelled,
+    );
+    decision.root_failure = level.root_failure;
+    decision.levels = levels;
+    Some(decision)
+}
+
+/// What one level of a pass found.
+struct Level {
+    /// In candidate order.
+    candidates: Vec<Candidate>,
+    root: Option<Report>,
+    root_failure: Option<Failure>,
+    stats: Stats,
+    /// The first candidate in order (the move of last resort).
+    first: Move,
+    cancelled: bool,
+}
+
+/// Every candidate's first level of lookahead (`lookahead`'s plies) at the
+/// position after `prefix`, and the evaluator's root search under
+/// `root_limit`, all at once.
+#[allow(clippy::too_many_arguments)]
+async fn first_level<C: Children>(
+    children: &Arc<C>,
+    game: &Arc<Game>,
+    prefix: &[Move],
+    candidates: &[Move],
+    limit: ChildLimit,
+    root_limit: Option<ChildLimit>,
+    lookahead: Lookahead,
+    cancel: &CancellationToken,
+    on_candidate: &mut (dyn FnMut(&Candidate, usize) + Send),
+) -> Option<Level> {
     let mut order = candidates.to_vec();
     sort_candidates(&mut order);
     let first = *order.first()?;
@@ -299,9 +438,9 @@ pub(crate) async fn pass<C: Children>(
     }
     for (index, &mv) in order.iter().enumerate() {
         let (children, game, cancel) = (children.clone(), game.clone(), cancel.clone());
-        let lookahead = settings.lookahead;
+        let prefix = prefix.to_vec();
         tasks.spawn(async move {
-            let candidate = evaluate(&*children, game, mv, lookahead, limit, cancel).await;
+            let candidate = evaluate(&*children, game, &prefix, mv, lookahead, limit, cancel).await;
             Finished::Candidate(index, candidate)
         });
     }
@@ -376,25 +515,49 @@ pub(crate) async fn pass<C: Children>(
             })
         })
         .collect();
-    let mut decision = choose(candidates, root, settings, stats, first, cancelled);
-    decision.root_failure = root_failure;
-    Some(decision)
+    Some(Level {
+        candidates,
+        root,
+        root_failure,
+        stats,
+        first,
+        cancelled,
+    })
 }
 
 impl Candidate {
     /// The evaluated line from the root: the move, the predicted reply,
-    /// then the evaluator's line.
+    /// then the best line of the next level when it was expanded, else
+    /// the evaluator's line.
     pub fn line(&self) -> Vec<Move> {
         let mut line = vec![self.mv];
         line.extend(self.reply);
-        line.extend(self.leaf.iter().flat_map(|l| l.pv.iter().copied()));
+        match self.best_next() {
+            Some(next) => line.extend(next.line()),
+            None => line.extend(self.leaf.iter().flat_map(|l| l.pv.iter().copied())),
+        }
         line
     }
 
     /// The depth its value stands for: the evaluator's at the leaf plus
-    /// the lookahead's `plies`.
+    /// the lookahead's `plies` (and two a deeper level).
     pub fn depth(&self, plies: u32) -> Option<u32> {
-        self.leaf.as_ref().map(|leaf| leaf.depth + plies)
+        match self.best_next() {
+            Some(next) => next.depth(2).map(|d| d + plies),
+            None => self.leaf.as_ref().map(|leaf| leaf.depth + plies),
+        }
+    }
+
+    /// The best valued move of the next level (the first on ties), when
+    /// this candidate was expanded.
+    pub fn best_next(&self) -> Option<&Candidate> {
+        let mut best: Option<&Candidate> = None;
+        for c in &self.next {
+            if c.value.is_some() && best.is_none_or(|b| c.value > b.value) {
+                best = Some(c);
+            }
+        }
+        best
     }
 
     fn new(mv: Move) -> Candidate {
@@ -406,29 +569,187 @@ impl Candidate {
             leaf: None,
             calls: Vec::new(),
             failure: None,
+            next: Vec::new(),
+            shallow: None,
         }
     }
 }
 
-/// The lookahead for one root move.
+/// What the deeper levels of a multistep lookahead did.
+struct Deeper {
+    /// Every call they made, the calls of a level cut short too.
+    stats: Stats,
+    /// Complete levels, the first included.
+    levels: u32,
+}
+
+/// Levels 2 and deeper of a multistep lookahead, after a complete first
+/// level: each level takes the `prune_width` most promising positions of
+/// the level above (by the values already found, over the whole level),
+/// and from each, after its move and predicted reply, runs a one-step
+/// pass over every legal move there; all of a level's passes go out at
+/// once. Their calls carry the whole line from the root, so the pool
+/// sends them where the root move's subtree was searched. A move's value is then the best of its next level, backed up
+/// (see [`Candidate::next`]); moves not expanded keep their own. A level
+/// cut short (`cancel`, a stalled child) is dropped whole: an unfinished
+/// level never replaces a finished one, and no later level starts.
+async fn expand<C: Children>(
+    children: &Arc<C>,
+    game: &Arc<Game>,
+    candidates: &mut [Candidate],
+    settings: Settings,
+    limit: ChildLimit,
+    cancel: &CancellationToken,
+) -> Deeper {
+    let mut stats = Stats::default();
+    let mut levels = 1;
+    // The paths (indices level by level) of the level above's positions.
+    let mut above: Vec<Vec<usize>> = (0..candidates.len()).map(|i| vec![i]).collect();
+    while levels < settings.lookahead.levels() && !cancel.is_cancelled() {
+        let chosen = most_promising(candidates, &above, settings.prune_width);
+        if chosen.is_empty() {
+            break;
+        }
+        let mut tasks = JoinSet::new();
+        for (job, path) in chosen.iter().enumerate() {
+            let prefix = line_to(candidates, path);
+            let mut at = game.position().clone();
+            prefix.iter().for_each(|&m| at.play_unchecked(m));
+            let moves: Vec<Move> = at.legal_moves().into_iter().collect();
+            let (children, game, cancel) = (children.clone(), game.clone(), cancel.clone());
+            tasks.spawn(async move {
+                let level = first_level(
+                    &children,
+                    &game,
+                    &prefix,
+                    &moves,
+                    limit,
+                    None,
+                    Lookahead::One,
+                    &cancel,
+                    &mut |_, _| {},
+                )
+                .await;
+                (job, level)
+            });
+        }
+        let mut found: Vec<Option<Level>> = (0..chosen.len()).map(|_| None).collect();
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok((job, level)) => found[job] = level,
+                Err(e) => tracing::error!("a deeper level's pass failed: {e}"),
+            }
+        }
+        let mut complete = true;
+        for (path, level) in chosen.iter().zip(&found) {
+            let Some(level) = level else {
+                complete = false;
+                continue;
+            };
+            complete &= !level.cancelled;
+            stats.merge(&level.stats);
+            // The root move's calls are all its lookahead's calls.
+            let calls = level
+                .candidates
+                .iter()
+                .flat_map(|c| c.calls.iter().cloned());
+            candidates[path[0]].calls.extend(calls);
+        }
+        if !complete {
+            break;
+        }
+        for (path, level) in chosen.iter().zip(found) {
+            if let Some(level) = level {
+                node(candidates, path).next = level.candidates;
+            }
+        }
+        levels += 1;
+        // The new level's positions: every move of every expanded one.
+        above = chosen
+            .iter()
+            .flat_map(|path| {
+                let moves = node(candidates, path).next.len();
+                (0..moves).map(move |i| [path.as_slice(), &[i]].concat())
+            })
+            .collect();
+    }
+    candidates.iter_mut().for_each(back_up);
+    Deeper { stats, levels }
+}
+
+/// The candidate at `path` (indices level by level from the root's).
+fn node<'a>(candidates: &'a mut [Candidate], path: &[usize]) -> &'a mut Candidate {
+    let (&first, rest) = path.split_first().expect("a path names a candidate");
+    rest.iter()
+        .fold(&mut candidates[first], |c, &i| &mut c.next[i])
+}
+
+/// The moves from the root to the position after the candidate at `path`
+/// and its predicted reply.
+fn line_to(candidates: &[Candidate], path: &[usize]) -> Vec<Move> {
+    let mut line = Vec::new();
+    let mut level = candidates;
+    for &i in path {
+        let c = &level[i];
+        line.push(c.mv);
+        line.extend(c.reply);
+        level = &c.next;
+    }
+    line
+}
+
+/// The `width` best valued positions among `paths` that a deeper level
+/// can start from (a reply was predicted and the game goes on), best
+/// first; equal values keep their order.
+fn most_promising(candidates: &[Candidate], paths: &[Vec<usize>], width: usize) -> Vec<Vec<usize>> {
+    let at = |path: &[usize]| {
+        let (&first, rest) = path.split_first().expect("a path names a candidate");
+        rest.iter().fold(&candidates[first], |c, &i| &c.next[i])
+    };
+    let mut open: Vec<(Value, Vec<usize>)> = paths
+        .iter()
+        .filter_map(|path| {
+            let c = at(path);
+            let expandable = c.reply.is_some() && c.terminal.is_none();
+            Some((c.value.filter(|_| expandable)?, path.clone()))
+        })
+        .collect();
+    open.sort_by_key(|(v, _)| std::cmp::Reverse(*v));
+    open.into_iter().take(width).map(|(_, path)| path).collect()
+}
+
+/// Backs a candidate's next levels up into its value: the best of its
+/// next level, two plies further from the root.
+fn back_up(c: &mut Candidate) {
+    c.next.iter_mut().for_each(back_up);
+    if let Some(best) = c.best_next().and_then(|n| n.value) {
+        c.shallow = c.value;
+        c.value = Some(best.from_child(2));
+    }
+}
+
+/// The lookahead for one move `mv` at the position after `prefix` (the
+/// root's moves: `prefix` is empty; a deeper level's: the moves to it).
+/// Its value is for the side to move there.
 async fn evaluate<C: Children>(
     children: &C,
     game: Arc<Game>,
+    prefix: &[Move],
     mv: Move,
     lookahead: Lookahead,
     limit: ChildLimit,
     cancel: CancellationToken,
 ) -> Candidate {
     let mut candidate = Candidate::new(mv);
+    let mut line = [prefix, &[mv]].concat();
     // After our move the opponent is to move: a finished game there is scored
     // from its side, one ply down.
-    if let Some(t) = game.terminal_after(&[mv]) {
+    if let Some(t) = game.terminal_after(&line) {
         candidate.terminal = Some(t);
         candidate.value = Some((-Value::of(t)).from_child(1));
         return candidate;
     }
-    let mut line = vec![mv];
-    if lookahead == Lookahead::One {
+    if lookahead.plies() == 2 {
         let query = Query {
             role: Role::Opponent,
             game: game.clone(),
@@ -457,7 +778,7 @@ async fn evaluate<C: Children>(
             return candidate;
         }
     }
-    let plies = line.len() as u32;
+    let plies = (line.len() - prefix.len()) as u32;
     let query = Query {
         role: Role::Evaluator,
         game,
@@ -543,6 +864,7 @@ fn choose(
         stats,
         cancelled,
         spread: None,
+        levels: 1,
     };
     let plies = settings.lookahead.plies();
     match chosen {
@@ -807,6 +1129,7 @@ mod tests {
         lookahead: Lookahead::One,
         fortify: false,
         fortify_margin: 0,
+        prune_width: PRUNE_WIDTH,
     };
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -877,6 +1200,124 @@ mod tests {
         assert_eq!(d.value, Some(Value::cp(20)), "the value of the move played");
         assert_eq!(d.lookahead_choice.map(|(_, v)| v), Some(Value::cp(50)));
         assert_eq!(d.evaluator_choice.map(|(_, v)| v), Some(Value::cp(40)));
+    }
+
+    /// One-step prefers d4 (45 against 30); from d4 d5 every move of ours
+    /// is worth at most 10 (c4 dxc4; the rest -500 by default).
+    fn two_step_script() -> Scripted {
+        let mut c = Scripted::default();
+        c.replies.insert("e2e4".into(), "e7e5");
+        c.replies.insert("d2d4".into(), "d7d5");
+        c.scores.insert("e2e4 e7e5".into(), 30);
+        c.scores.insert("d2d4 d7d5".into(), 45);
+        c.replies.insert("d2d4 d7d5 c2c4".into(), "d5c4");
+        c.scores.insert("d2d4 d7d5 c2c4 d5c4".into(), 10);
+        c.root = Some(("e2e4", 20));
+        c
+    }
+
+    #[tokio::test]
+    async fn two_step_expands_the_most_promising_moves_and_backs_the_best_up() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4"]);
+        let two = Settings {
+            lookahead: Lookahead::Two,
+            prune_width: 1,
+            ..ONE
+        };
+        let children = Arc::new(two_step_script());
+        let d = decide(
+            &children,
+            &g,
+            &cands,
+            ChildLimit::Nodes(100),
+            two,
+            &CancellationToken::new(),
+            &mut |_, _| {},
+        )
+        .await
+        .expect("candidates");
+        let asked = children.asked.lock().map(|a| a.clone()).unwrap_or_default();
+        // Only d4, the better at one step, is expanded: 27 moves after d4 d5.
+        assert!(
+            !asked.iter().any(|k| k.starts_with("e2e4 e7e5 ")),
+            "{asked:?}"
+        );
+        assert_eq!(
+            asked.iter().filter(|k| k.starts_with("d2d4 d7d5 ")).count(),
+            54
+        );
+        assert_eq!(d.levels, 2);
+        let d4 = d
+            .candidates
+            .iter()
+            .find(|c| key(&[c.mv]) == "d2d4")
+            .expect("d4");
+        assert_eq!(d4.shallow, Some(Value::cp(45)));
+        assert_eq!(d4.value, Some(Value::cp(10)), "the best of its next level");
+        assert_eq!(key(&d4.line()[..4]), "d2d4 d7d5 c2c4 d5c4");
+        assert_eq!(d4.calls.len(), 56, "its own two calls and its next level's");
+        assert_eq!(d4.depth(2), Some(5 + 4));
+        // e4 keeps its one-step value and wins.
+        assert_eq!(
+            (key(&[d.best]), d.value),
+            ("e2e4".into(), Some(Value::cp(30)))
+        );
+        assert_eq!(d.stats.calls, 1 + 4 + 54);
+
+        // Three steps: the best second-level position (c4 dxc4) is expanded too.
+        let three = Settings {
+            lookahead: Lookahead::Three,
+            ..two
+        };
+        let children = Arc::new(two_step_script());
+        let d = decide(
+            &children,
+            &g,
+            &cands,
+            ChildLimit::Nodes(100),
+            three,
+            &CancellationToken::new(),
+            &mut |_, _| {},
+        )
+        .await
+        .expect("candidates");
+        let asked = children.asked.lock().map(|a| a.clone()).unwrap_or_default();
+        assert_eq!(d.levels, 3);
+        let deepest = asked.iter().map(|k| k.split(' ').count()).max();
+        assert_eq!(deepest, Some(6), "u w u' w' u'' w''");
+        assert!(
+            asked
+                .iter()
+                .filter(|k| k.split(' ').count() > 4)
+                .all(|k| k.starts_with("d2d4 d7d5 c2c4 d5c4 ")),
+            "only the best second-level position is expanded"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deeper_level_cut_short_leaves_the_level_above() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4"]);
+        let mut c = two_step_script();
+        c.stall.push("d2d4 d7d5 c2c4".into());
+        let two = Settings {
+            lookahead: Lookahead::Two,
+            ..ONE
+        };
+        let d = run(c, &g, &cands, two).await;
+        assert_eq!(d.levels, 1);
+        assert!(!d.cancelled, "the first level is complete");
+        assert_eq!(
+            (key(&[d.best]), d.value),
+            ("d2d4".into(), Some(Value::cp(45)))
+        );
+        assert!(
+            d.candidates
+                .iter()
+                .all(|c| c.next.is_empty() && c.shallow.is_none())
+        );
+        assert_eq!(key(&d.pv), "d2d4 d7d5 a2a3", "the one-step line");
     }
 
     #[tokio::test]

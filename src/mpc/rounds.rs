@@ -34,9 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
     ChildFault, ChildLimit, Children, Game, Query, Report, Role, Value,
-    lookahead::{
-        Candidate, Decision, Failure, Lookahead, Rule, Settings, Stats, pass, sort_candidates,
-    },
+    lookahead::{Candidate, Decision, Failure, Rule, Settings, Stats, pass, sort_candidates},
 };
 
 /// The rounds a decision over `moves` candidates takes to halve down to
@@ -68,14 +66,24 @@ fn next_size(n: usize) -> usize {
 /// `rounds` rounds of sequential halving over `moves` root moves: round `r`
 /// re-searches its candidates, and from round 2 the anchor with them (it
 /// usually is one of them when it is not), at `2^(r-1)` times round 1's
-/// budget.
-pub fn first_round_nodes(total: u64, lookahead: Lookahead, moves: usize, rounds: u32) -> u64 {
+/// budget. A multistep lookahead's deeper levels count too, with
+/// `branching` legal moves at every position they expand.
+pub fn first_round_nodes(
+    total: u64,
+    settings: Settings,
+    moves: usize,
+    branching: usize,
+    rounds: u32,
+) -> u64 {
     let units: u64 = round_sizes(moves, rounds)
         .iter()
         .enumerate()
         .map(|(r, &alive)| {
             let searched = if r == 0 { alive } else { alive + 1 };
-            lookahead.plies() as u64 * searched as u64 * (1u64 << r.min(40))
+            let calls = settings
+                .lookahead
+                .calls(searched, branching, settings.prune_width);
+            calls * (1u64 << r.min(40))
         })
         .sum();
     (total / units.max(1)).max(1)
@@ -451,7 +459,8 @@ pub async fn decide_in_rounds<C: Children>(
                     break;
                 }
                 let rounds_left = plan.max_rounds - number + 1;
-                let nodes = first_round_nodes(left, settings.lookahead, alive.len(), rounds_left);
+                let nodes =
+                    first_round_nodes(left, settings, alive.len(), candidates.len(), rounds_left);
                 ChildLimit::Nodes(nodes)
             }
             _ => scaled(plan.first, factor),
@@ -829,6 +838,8 @@ fn survivors(candidates: &[Candidate]) -> Vec<Move> {
 mod tests {
     use std::{sync::Mutex, time::Duration};
 
+    use crate::mpc::Lookahead;
+
     use shakmaty::{CastlingMode, Position, uci::UciMove};
 
     use super::*;
@@ -948,6 +959,7 @@ mod tests {
             lookahead: Lookahead::One,
             fortify,
             fortify_margin: 0,
+            ..Settings::new(Lookahead::One)
         };
         let anchor_hint = hint.map(|h| moves(&game, &[h])[0]);
         let plan = RoundPlan {
@@ -1239,10 +1251,19 @@ mod tests {
     #[test]
     fn a_node_total_is_spread_over_the_rounds() {
         // One round: every move once, one-step: 40 calls for 20 moves.
-        assert_eq!(first_round_nodes(40_000, Lookahead::One, 20, 1), 1000);
-        assert_eq!(first_round_nodes(5, Lookahead::One, 20, 1), 1);
+        assert_eq!(
+            first_round_nodes(40_000, Settings::new(Lookahead::One), 20, 20, 1),
+            1000
+        );
+        assert_eq!(
+            first_round_nodes(5, Settings::new(Lookahead::One), 20, 20, 1),
+            1
+        );
         // 4 moves in 2 rounds: 8 calls, then (2 + the anchor) × 2 calls at
         // twice the first budget: 20 units.
-        assert_eq!(first_round_nodes(20_000, Lookahead::One, 4, 2), 1000);
+        assert_eq!(
+            first_round_nodes(20_000, Settings::new(Lookahead::One), 4, 4, 2),
+            1000
+        );
     }
 }

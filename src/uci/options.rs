@@ -10,7 +10,7 @@ use shakmaty::CastlingMode;
 
 use crate::{
     children::{ChildConfig, PoolConfig, inprocess::BUILTIN},
-    mpc::{Lookahead, Settings},
+    mpc::{Lookahead, Settings, lookahead::PRUNE_WIDTH},
 };
 
 /// A failed `setoption`, naming the option and the value.
@@ -76,6 +76,8 @@ pub struct Options {
     pub lookahead: Lookahead,
     pub fortify: bool,
     pub fortify_margin: i32,
+    /// Positions each deeper level of a multistep lookahead expands.
+    pub prune_width: usize,
     pub child_nodes: u64,
     pub child_movetime: u64,
     pub clear_hash: bool,
@@ -100,6 +102,7 @@ impl Default for Options {
             lookahead: Lookahead::One,
             fortify: true,
             fortify_margin: 0,
+            prune_width: PRUNE_WIDTH,
             child_nodes: 0,
             child_movetime: 0,
             clear_hash: false,
@@ -167,7 +170,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 19] = [
+const TABLE: [Def; 20] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -239,17 +242,24 @@ const TABLE: [Def; 19] = [
         name: "Lookahead",
         kind: || OptionType::Combo {
             default: Lookahead::One.name().to_owned(),
-            vars: [Lookahead::Half, Lookahead::One]
-                .map(|l| l.name().to_owned())
-                .to_vec(),
+            vars: Lookahead::ALL.map(|l| l.name().to_owned()).to_vec(),
         },
         standalone: false,
         apply: |o, v| {
             let text = v.text().to_ascii_lowercase();
-            o.lookahead = [Lookahead::Half, Lookahead::One]
+            o.lookahead = Lookahead::ALL
                 .into_iter()
                 .find(|l| l.name() == text)
-                .ok_or_else(|| "half or one".to_owned())?;
+                .ok_or_else(|| "half, one, two or three".to_owned())?;
+            Ok(())
+        },
+    },
+    Def {
+        name: "PruneWidth",
+        kind: || spin(PRUNE_WIDTH as i64, 1, 256),
+        standalone: false,
+        apply: |o, v| {
+            o.prune_width = v.number() as usize;
             Ok(())
         },
     },
@@ -448,6 +458,7 @@ impl Options {
             lookahead: self.lookahead,
             fortify: self.fortify,
             fortify_margin: self.fortify_margin,
+            prune_width: self.prune_width,
         }
     }
 
@@ -594,11 +605,19 @@ mod tests {
         assert_eq!(o.child_nodes, 2000);
         assert!(!o.fortify);
         assert_eq!(o.lookahead, Lookahead::Half);
+        o.set("Lookahead", Some("three")).expect("combo");
+        o.set("prunewidth", Some("5")).expect("spin");
+        assert_eq!(
+            (o.settings().lookahead, o.settings().prune_width),
+            (Lookahead::Three, 5)
+        );
         assert_eq!(o.evaluator, "/usr/games/stockfish --x");
         let errors = [
             ("Threads", Some("0"), "from 1 to 256"),
             ("Threads", Some("two"), "'two'"),
             ("Fortify", Some("yes"), "true or false"),
+            ("Lookahead", Some("four"), "half, one, two or three"),
+            ("PruneWidth", Some("0"), "from 1 to 256"),
             ("Hash", None, "needs a value"),
             (
                 "No Such Option",

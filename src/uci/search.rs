@@ -206,7 +206,7 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
         // A total for the decision: rounds that follow the contenders.
         return Plan::Fixed(Work::Rounds(Box::new(node_rounds(
             nodes,
-            options.lookahead,
+            options.settings(),
             moves,
         ))));
     }
@@ -503,12 +503,7 @@ impl Search {
                 deadline: None,
                 on_ponderhit,
             };
-            let plan = open_rounds(
-                FIRST_PASS_NODES,
-                settings.lookahead,
-                self.candidates.len(),
-                clock,
-            );
+            let plan = open_rounds(FIRST_PASS_NODES, settings, self.candidates.len(), clock);
             return self
                 .pass(Work::Rounds(Box::new(plan)), settings, ends)
                 .await;
@@ -576,12 +571,13 @@ impl Search {
             call_cost: pool.call_cost(),
             clock: child_clock(&self.req.go, self.req.game.position().turn(), overhead),
         };
-        match plan_timed(budget, self.candidates.len(), settings.lookahead) {
+        match plan_timed(budget, self.candidates.len(), settings) {
             TimedPlan::Rounds(lookahead, plan) => {
                 if lookahead != settings.lookahead {
                     self.req.out.info_string(format!(
-                        "time is short ({:?}): half-step lookahead this move",
-                        time.soft
+                        "time is short ({:?}): {} lookahead this move",
+                        time.soft,
+                        lookahead.name()
                     ));
                 }
                 let settings = Settings {
@@ -668,6 +664,7 @@ impl Search {
             lookahead_choice: None,
             evaluator_choice: report.score.map(|s| (report.best, s)),
             candidates: Vec::new(),
+            levels: 0,
             stats: Stats {
                 calls: 1,
                 nodes: report.nodes,
@@ -733,6 +730,7 @@ impl Search {
             lookahead_choice: None,
             evaluator_choice: None,
             candidates: Vec::new(),
+            levels: 0,
             root: None,
             root_failure: None,
             stats: Stats {
@@ -948,6 +946,8 @@ impl Search {
         let lookahead = match o.settings.lookahead {
             Lookahead::Half => "half-step",
             Lookahead::One => "one-step",
+            Lookahead::Two => "two-step",
+            Lookahead::Three => "three-step",
         };
         let (margin, spread) = match d.spread {
             // Rounds: the measured margin; how the lookahead's nodes were spread.
@@ -977,8 +977,14 @@ impl Search {
             ),
             None => (o.settings.fortify_margin, String::new()),
         };
+        let wanted = o.settings.lookahead.levels();
+        let levels = if d.levels < wanted {
+            format!(" ({} of {wanted} levels)", d.levels)
+        } else {
+            String::new()
+        };
         self.req.out.info_string(format!(
-            "{lookahead} {:?}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{}{spread}",
+            "{lookahead}{levels} {:?}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{}{spread}",
             o.limit,
             show(d.lookahead_choice),
             show(d.evaluator_choice),

@@ -52,8 +52,11 @@ pub struct Trace {
     pub chess960: bool,
     /// The `go` as received.
     pub go: String,
-    /// `one` or `half`.
+    /// `half`, `one`, `two` or `three`.
     pub lookahead: String,
+    /// Levels of lookahead that completed (a deeper level cut short is
+    /// dropped whole; 0: no lookahead ran).
+    pub levels: u32,
     /// The move played (UCI).
     pub chosen: String,
     /// Which rule chose it ([`rule_key`]).
@@ -94,10 +97,14 @@ pub struct CandidateTrace {
     /// or a game over after the move).
     pub reply: Option<String>,
     /// The evaluated line from the root: `u w` and then the evaluator's
-    /// line from there.
+    /// line from there (`u w u' w'` and on when a deeper level expanded
+    /// the move).
     pub line: Vec<String>,
     /// The value the decision used (`null`: the move got none).
     pub value: Option<Score>,
+    /// Its one-step value, when a deeper level expanded it and `value` is
+    /// that level's, backed up.
+    pub one_step_value: Option<Score>,
     /// 1 for the best value; `null` without a value.
     pub rank: Option<usize>,
     /// The budget of the call that valued it last ("nodes 2000").
@@ -302,6 +309,7 @@ impl Trace {
                 reply: c.reply.map(|r| n.one(r)),
                 line: n.all(&c.line()),
                 value: c.value.map(Score::from),
+                one_step_value: c.shallow.map(Score::from),
                 rank: rank(c.value),
                 budget,
                 nodes: c.calls.iter().map(|r| r.nodes).sum(),
@@ -327,6 +335,7 @@ impl Trace {
             chess960: castling == CastlingMode::Chess960,
             go: cx.go,
             lookahead: cx.lookahead.name().to_owned(),
+            levels: d.levels,
             chosen: n.one(d.best),
             rule: rule_key(d.rule).to_owned(),
             value: d.value.map(Score::from),
