@@ -185,3 +185,52 @@ fn a_game_appends_one_line_a_decision() {
     assert_eq!(traces[2]["replies"]["predicted"], 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_round_cut_by_stop_is_traced_as_cut() {
+    let dir = std::env::temp_dir().join(format!("mpcmc-trace-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("cut.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let flag = format!("--trace-file={}", path.display());
+    let mut e = Mpcmc::start(&[&flag, "--threads=2", "--child-threads=1"]);
+    e.handshake();
+    e.send(&format!("position fen {FEN}"));
+    // Open rounds go on until `stop`: the one in flight then is cut.
+    e.send("go infinite");
+    e.until("info depth 3", 20 * SECOND);
+    e.send("stop");
+    let (mv, _) = e.bestmove(10 * SECOND);
+    assert!(e.quit().success());
+    let text = std::fs::read_to_string(&path).expect("trace");
+    let t: Json = serde_json::from_str(text.trim()).expect("one JSON line");
+    assert_eq!(t["chosen"], mv.as_str());
+    let rounds = t["rounds"].as_array().expect("rounds");
+    let (last, done) = rounds.split_last().expect("rounds");
+    assert_eq!(last["complete"], false, "{t}");
+    assert!(done.len() >= 3 && done.iter().all(|r| r["complete"] == true));
+    // Every valued move's value comes from a round that valued it: a cut
+    // round's unfinished moves keep their earlier value.
+    for c in t["candidates"].as_array().expect("candidates") {
+        if c["value"].is_null() {
+            continue;
+        }
+        let valued_there = rounds.iter().rev().find(|r| {
+            r["values"]
+                .as_array()
+                .expect("values")
+                .iter()
+                .any(|v| v["move"] == c["move"] && !v["value"].is_null())
+        });
+        let round = valued_there.expect("a round valued it");
+        assert_eq!(c["budget"], round["budget"], "{c}");
+        let there = round["values"]
+            .as_array()
+            .expect("values")
+            .iter()
+            .find(|v| v["move"] == c["move"])
+            .expect("the move");
+        assert_eq!(c["value"], there["value"], "{c}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
