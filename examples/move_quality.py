@@ -60,11 +60,11 @@ def rule_of(strings):
     text = " ".join(strings)
     # Values are one token (`+17cp`) or two (`mate -3`).
     pair = re.search(r"; lookahead (\S+) (?:mate )?\S+ vs evaluator (\S+)", text)
-    if "lookahead move" in text and pair:
+    if "rule lookahead:" in text and pair:
         return "agreed" if pair[1] == pair[2] else "deviated"
-    if "fortified" in text:
+    if "rule fortified:" in text:
         return "fortified"
-    if "refuted" in text:
+    if "rule refuted:" in text:
         return "refuted"
     return "other"
 

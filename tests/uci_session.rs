@@ -340,7 +340,7 @@ fn castling_in_both_notations(child: ChildKind) {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("lookahead move") || l.contains("fortified")),
+            .any(|l| l.contains("rule lookahead:") || l.contains("rule fortified:")),
         "{lines:?}"
     );
     assert!(

@@ -921,16 +921,11 @@ impl Search {
             None => "-".to_owned(),
         };
         let finished = d.candidates.iter().filter(|c| c.value.is_some()).count();
-        let rule = match d.rule {
-            Rule::Lookahead => "lookahead move",
-            Rule::Fortified => "fortified: evaluator move kept",
-            Rule::Refuted => "refuted by the deep check: evaluator move kept",
-            Rule::Unchecked => "no time or nodes for the deep check: evaluator move kept",
-            Rule::EvaluatorFallback => "no candidate finished: evaluator move",
-            Rule::EvaluatorOnly => "time is short: evaluator move without lookahead",
-            Rule::NoAnswer => "no child answered: first legal move",
-            Rule::BuiltinFallback => "children did not answer in time: built-in engine move",
-        };
+        let rule = format!(
+            "rule {}: {}",
+            trace::rule_key(d.rule),
+            trace::rule_text(d.rule)
+        );
         if let Some(why) = &o.why {
             self.req.out.info_string(format!("{rule} ({why})"));
             return;

@@ -209,6 +209,15 @@ pub fn rule_key(rule: Rule) -> &'static str {
         .map_or("no_answer", |(_, key, _)| key)
 }
 
+/// What a rule means, for a person (the trace's and the `info string`'s
+/// words).
+pub fn rule_text(rule: Rule) -> &'static str {
+    RULES
+        .iter()
+        .find(|(r, _, _)| *r == rule)
+        .map_or("a rule without words", |(_, _, text)| text)
+}
+
 /// What a rule's trace name means, for a person.
 pub fn rule_meaning(key: &str) -> Option<&'static str> {
     RULES
