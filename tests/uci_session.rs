@@ -471,6 +471,21 @@ fn the_nominal_opponents_hit_rate_is_counted(child: ChildKind) {
     let (_, _, lines) = go(&mut e, &[m1, p1], "go");
     assert_eq!(said(&lines).len(), 1, "{lines:?}");
     assert!(said(&lines)[0].ends_with("predicted 1 of 1 replies this game (100 %)"));
+    // A search still running at `ucinewgame` seeds nothing in the new game.
+    e.send("position startpos");
+    e.send("go infinite");
+    e.silent("bestmove", Duration::from_millis(300));
+    e.send("ucinewgame");
+    e.send("stop");
+    let (m1, lines) = e.bestmove(10 * SECOND);
+    let last = lines.last().cloned().unwrap_or_default();
+    let p1 = last
+        .split_whitespace()
+        .nth(3)
+        .expect("a ponder move")
+        .to_owned();
+    let (_, _, lines) = go(&mut e, &[m1, p1], "go");
+    assert!(said(&lines).is_empty(), "{lines:?}");
     assert!(e.quit().success());
 }
 

@@ -155,9 +155,9 @@ impl Searcher for Meta {
         if let Some(pool) = &self.pool {
             pool.new_game();
         }
-        if let Ok(mut carry) = self.carry.lock() {
-            *carry = search::Carry::default();
-        }
+        // A fresh cell: a search still running writes its seed into the
+        // old game's, which no later `go` reads.
+        self.carry = search::CarryCell::default();
     }
 
     fn go(&mut self, request: session::GoRequest) -> JoinHandle<()> {
