@@ -94,8 +94,17 @@ impl Lookahead {
     /// count) and each deeper level expands `width` positions.
     pub fn calls(self, candidates: usize, moves: usize, width: usize) -> u64 {
         let first = u64::from(self.plies()) * candidates as u64;
-        let deeper = u64::from(self.levels() - 1) * width.min(candidates) as u64;
-        first + deeper * 2 * moves as u64
+        // Level 2 expands root moves; level 3 positions of level 2.
+        let expanded = (2..=self.levels())
+            .map(|level| {
+                if level == 2 {
+                    width.min(candidates)
+                } else {
+                    width
+                }
+            })
+            .sum::<usize>() as u64;
+        first + expanded * 2 * moves as u64
     }
 }
 
@@ -138,8 +147,10 @@ pub struct Candidate {
     pub terminal: Option<Terminal>,
     /// The evaluator's report at the evaluated position.
     pub leaf: Option<Report>,
-    /// Reports of every call made for this candidate, at every level of
-    /// its lookahead.
+    /// Reports of the calls made for this candidate: for a root move,
+    /// every call of its lookahead, deeper levels' included (a level
+    /// dropped when cut short too: they were spent); for a move of a
+    /// deeper level, its own.
     pub calls: Vec<Report>,
     /// Why the candidate has no value.
     pub failure: Option<Failure>,
@@ -245,7 +256,8 @@ pub struct Decision {
     /// Why the evaluator's root search gave nothing, if it did not.
     pub root_failure: Option<Failure>,
     pub stats: Stats,
-    /// The pass was cut short: by cancellation, or because a child stalled.
+    /// The pass was cut short, at any of its levels: by cancellation, or
+    /// because a child stalled.
     pub cancelled: bool,
     /// How a decision in rounds spread its budget.
     pub spread: Option<crate::mpc::rounds::Spread>,
@@ -360,6 +372,8 @@ pub(crate) async fn pass<C: Children>(
         .await;
         level.stats.merge(&deeper.stats);
         levels = deeper.levels;
+        // The pass did not finish: a round or pass that did wins over it.
+        level.cancelled = deeper.cut;
     }
     let mut decision = choose(
         level.candidates,
@@ -460,7 +474,7 @@ async fn first_level<C: Children>(
             _ = cancel.cancelled(), if !cancelled => {
                 cancelled = true;
                 let any = finished.iter().flatten().any(|c| c.value.is_some());
-                if root.is_some() || any {
+                if root.is_some() || any || root_limit.is_none() {
                     break;
                 }
                 grace = Some(Instant::now() + CANCEL_GRACE);
@@ -581,6 +595,9 @@ struct Deeper {
     stats: Stats,
     /// Complete levels, the first included.
     levels: u32,
+    /// A level was cut short (`cancel`, a stalled child), or not started
+    /// because `cancel` had fired: the pass did not finish.
+    cut: bool,
 }
 
 /// Levels 2 and deeper of a multistep lookahead, after a complete first
@@ -589,9 +606,12 @@ struct Deeper {
 /// and from each, after its move and predicted reply, runs a one-step
 /// pass over every legal move there; all of a level's passes go out at
 /// once. Their calls carry the whole line from the root, so the pool
-/// sends them where the root move's subtree was searched. A move's value is then the best of its next level, backed up
-/// (see [`Candidate::next`]); moves not expanded keep their own. A level
-/// cut short (`cancel`, a stalled child) is dropped whole: an unfinished
+/// sends them where the root move's subtree was searched. A move's value
+/// is then the best of its next level, backed up (see
+/// [`Candidate::next`]); moves not expanded keep their own, and so does
+/// a position where a child failed on some move (the best of the rest is
+/// no maximum). A level cut short (`cancel`, a stalled child: the level's
+/// other passes are stopped with it) is dropped whole: an unfinished
 /// level never replaces a finished one, and no later level starts.
 async fn expand<C: Children>(
     children: &Arc<C>,
@@ -603,20 +623,27 @@ async fn expand<C: Children>(
 ) -> Deeper {
     let mut stats = Stats::default();
     let mut levels = 1;
+    let mut cut = false;
     // The paths (indices level by level) of the level above's positions.
     let mut above: Vec<Vec<usize>> = (0..candidates.len()).map(|i| vec![i]).collect();
-    while levels < settings.lookahead.levels() && !cancel.is_cancelled() {
+    while levels < settings.lookahead.levels() {
+        if cancel.is_cancelled() {
+            cut = true;
+            break;
+        }
         let chosen = most_promising(candidates, &above, settings.prune_width);
         if chosen.is_empty() {
             break;
         }
+        // One token for the level: a pass cut short stops the others.
+        let level_cancel = cancel.child_token();
         let mut tasks = JoinSet::new();
         for (job, path) in chosen.iter().enumerate() {
             let prefix = line_to(candidates, path);
             let mut at = game.position().clone();
             prefix.iter().for_each(|&m| at.play_unchecked(m));
             let moves: Vec<Move> = at.legal_moves().into_iter().collect();
-            let (children, game, cancel) = (children.clone(), game.clone(), cancel.clone());
+            let (children, game, cancel) = (children.clone(), game.clone(), level_cancel.clone());
             tasks.spawn(async move {
                 let level = first_level(
                     &children,
@@ -636,31 +663,36 @@ async fn expand<C: Children>(
         let mut found: Vec<Option<Level>> = (0..chosen.len()).map(|_| None).collect();
         while let Some(joined) = tasks.join_next().await {
             match joined {
-                Ok((job, level)) => found[job] = level,
-                Err(e) => tracing::error!("a deeper level's pass failed: {e}"),
+                Ok((job, level)) => {
+                    if level.as_ref().is_none_or(|l| l.cancelled) {
+                        level_cancel.cancel();
+                    }
+                    found[job] = level;
+                }
+                Err(e) => {
+                    tracing::error!("a deeper level's pass failed: {e}");
+                    level_cancel.cancel();
+                }
             }
         }
-        let mut complete = true;
         for (path, level) in chosen.iter().zip(&found) {
-            let Some(level) = level else {
-                complete = false;
-                continue;
-            };
-            complete &= !level.cancelled;
-            stats.merge(&level.stats);
-            // The root move's calls are all its lookahead's calls.
-            let calls = level
-                .candidates
-                .iter()
-                .flat_map(|c| c.calls.iter().cloned());
-            candidates[path[0]].calls.extend(calls);
+            if let Some(level) = level {
+                stats.merge(&level.stats);
+                // A root move's calls are all its lookahead's calls.
+                let calls = level
+                    .candidates
+                    .iter()
+                    .flat_map(|c| c.calls.iter().cloned());
+                candidates[path[0]].calls.extend(calls);
+            }
         }
-        if !complete {
+        if level_cancel.is_cancelled() {
+            cut = true;
             break;
         }
         for (path, level) in chosen.iter().zip(found) {
-            if let Some(level) = level {
-                node(candidates, path).next = level.candidates;
+            if let Some(level) = level.filter(|l| l.candidates.iter().all(|c| c.value.is_some())) {
+                node_mut(candidates, path).next = level.candidates;
             }
         }
         levels += 1;
@@ -674,11 +706,17 @@ async fn expand<C: Children>(
             .collect();
     }
     candidates.iter_mut().for_each(back_up);
-    Deeper { stats, levels }
+    Deeper { stats, levels, cut }
 }
 
 /// The candidate at `path` (indices level by level from the root's).
-fn node<'a>(candidates: &'a mut [Candidate], path: &[usize]) -> &'a mut Candidate {
+fn node<'a>(candidates: &'a [Candidate], path: &[usize]) -> &'a Candidate {
+    let (&first, rest) = path.split_first().expect("a path names a candidate");
+    rest.iter().fold(&candidates[first], |c, &i| &c.next[i])
+}
+
+/// [`node`], to attach a level to.
+fn node_mut<'a>(candidates: &'a mut [Candidate], path: &[usize]) -> &'a mut Candidate {
     let (&first, rest) = path.split_first().expect("a path names a candidate");
     rest.iter()
         .fold(&mut candidates[first], |c, &i| &mut c.next[i])
@@ -687,35 +725,31 @@ fn node<'a>(candidates: &'a mut [Candidate], path: &[usize]) -> &'a mut Candidat
 /// The moves from the root to the position after the candidate at `path`
 /// and its predicted reply.
 fn line_to(candidates: &[Candidate], path: &[usize]) -> Vec<Move> {
-    let mut line = Vec::new();
-    let mut level = candidates;
-    for &i in path {
-        let c = &level[i];
-        line.push(c.mv);
-        line.extend(c.reply);
-        level = &c.next;
-    }
-    line
+    (1..=path.len())
+        .flat_map(|n| {
+            let c = node(candidates, &path[..n]);
+            std::iter::once(c.mv).chain(c.reply)
+        })
+        .collect()
 }
 
 /// The `width` best valued positions among `paths` that a deeper level
 /// can start from (a reply was predicted and the game goes on), best
 /// first; equal values keep their order.
 fn most_promising(candidates: &[Candidate], paths: &[Vec<usize>], width: usize) -> Vec<Vec<usize>> {
-    let at = |path: &[usize]| {
-        let (&first, rest) = path.split_first().expect("a path names a candidate");
-        rest.iter().fold(&candidates[first], |c, &i| &c.next[i])
-    };
-    let mut open: Vec<(Value, Vec<usize>)> = paths
+    let mut open: Vec<(Value, &Vec<usize>)> = paths
         .iter()
         .filter_map(|path| {
-            let c = at(path);
+            let c = node(candidates, path);
             let expandable = c.reply.is_some() && c.terminal.is_none();
-            Some((c.value.filter(|_| expandable)?, path.clone()))
+            Some((c.value.filter(|_| expandable)?, path))
         })
         .collect();
     open.sort_by_key(|(v, _)| std::cmp::Reverse(*v));
-    open.into_iter().take(width).map(|(_, path)| path).collect()
+    open.into_iter()
+        .take(width)
+        .map(|(_, path)| path.clone())
+        .collect()
 }
 
 /// Backs a candidate's next levels up into its value: the best of its
@@ -1270,7 +1304,14 @@ mod tests {
             lookahead: Lookahead::Three,
             ..two
         };
-        let children = Arc::new(two_step_script());
+        let mut script = two_step_script();
+        script
+            .replies
+            .insert("d2d4 d7d5 c2c4 d5c4 e2e4".into(), "b7b5");
+        script
+            .scores
+            .insert("d2d4 d7d5 c2c4 d5c4 e2e4 b7b5".into(), 60);
+        let children = Arc::new(script);
         let d = decide(
             &children,
             &g,
@@ -1293,6 +1334,51 @@ mod tests {
                 .all(|k| k.starts_with("d2d4 d7d5 c2c4 d5c4 ")),
             "only the best second-level position is expanded"
         );
+        // 60 at the third level, backed up through c4 dxc4 (10 at one
+        // step) to d4: now the best.
+        let d4 = d
+            .candidates
+            .iter()
+            .find(|c| key(&[c.mv]) == "d2d4")
+            .expect("d4");
+        let c4 = d4.best_next().expect("expanded");
+        assert_eq!(
+            (c4.shallow, c4.value),
+            (Some(Value::cp(10)), Some(Value::cp(60)))
+        );
+        assert_eq!(d4.value, Some(Value::cp(60)));
+        assert_eq!(key(&d4.line()[..6]), "d2d4 d7d5 c2c4 d5c4 e2e4 b7b5");
+        assert_eq!(
+            (key(&[d.best]), d.value),
+            ("d2d4".into(), Some(Value::cp(60)))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_position_where_a_child_failed_keeps_its_one_step_value() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4"]);
+        let mut c = two_step_script();
+        // A fault, not a stall: the level completes, but d4 d5 a3 has no
+        // value, so the best of d4's next level is no maximum.
+        c.fail.push("d2d4 d7d5 a2a3".into());
+        let two = Settings {
+            lookahead: Lookahead::Two,
+            prune_width: 1,
+            ..ONE
+        };
+        let d = run(c, &g, &cands, two).await;
+        assert_eq!((d.levels, d.cancelled), (2, false));
+        let d4 = d
+            .candidates
+            .iter()
+            .find(|c| key(&[c.mv]) == "d2d4")
+            .expect("d4");
+        assert!(d4.next.is_empty() && d4.shallow.is_none());
+        assert_eq!(
+            (key(&[d.best]), d.value),
+            ("d2d4".into(), Some(Value::cp(45)))
+        );
     }
 
     #[tokio::test]
@@ -1307,7 +1393,7 @@ mod tests {
         };
         let d = run(c, &g, &cands, two).await;
         assert_eq!(d.levels, 1);
-        assert!(!d.cancelled, "the first level is complete");
+        assert!(d.cancelled, "the pass did not finish");
         assert_eq!(
             (key(&[d.best]), d.value),
             ("d2d4".into(), Some(Value::cp(45)))

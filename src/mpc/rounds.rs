@@ -534,8 +534,13 @@ pub async fn decide_in_rounds<C: Children>(
             let root = root_state();
             let target = clock.target(verdict, root);
             // The next round costs as much again, twice as much once it
-            // no longer halves.
-            let growth = 2.0 * next.len() as f64 / alive.len() as f64;
+            // no longer halves (a multistep lookahead's deeper levels do
+            // not halve).
+            let calls = |n: usize| {
+                let l = settings.lookahead;
+                l.calls(n, candidates.len(), settings.prune_width) as f64
+            };
+            let growth = 2.0 * calls(next.len()) / calls(alive.len());
             let cost = clock.began(started, root).elapsed().mul_f64(growth);
             let elapsed = clock.start.elapsed();
             if elapsed >= target || elapsed + cost > clock.hard {

@@ -30,8 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     children::Pool,
     mpc::{
-        Candidate, ChildFault, ChildLimit, Children, Decision, Game, Lookahead, Query, Rule,
-        Settings, Value,
+        Candidate, ChildFault, ChildLimit, Children, Decision, Game, Query, Rule, Settings, Value,
         budget::{
             INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds, open_rounds, plan_timed,
             round_clock,
@@ -938,12 +937,7 @@ impl Search {
             ));
             return;
         }
-        let lookahead = match o.settings.lookahead {
-            Lookahead::Half => "half-step",
-            Lookahead::One => "one-step",
-            Lookahead::Two => "two-step",
-            Lookahead::Three => "three-step",
-        };
+        let lookahead = format!("{}-step", o.settings.lookahead.name());
         let (margin, spread) = match d.spread {
             // Rounds: the measured margin; how the lookahead's nodes were spread.
             Some(s) => (
