@@ -23,7 +23,7 @@ use crate::{
         decide,
         rounds::{Noise, decide_in_rounds},
     },
-    uci::options::Options,
+    uci::{options::Options, trace},
 };
 
 /// Middlegames, an opening and endgames with many and few moves.
@@ -159,10 +159,18 @@ async fn rounds(
         "{:>3} {:>6} {:>6} {:>9} {:>9} {:>6} {:>7}  {:<10} {:>6} {:>6}",
         "pos", "rounds", "calls", "nodes", "wall ms", "top3", "margin", "rule", "move", "root"
     )?;
+    let tracing = !options.trace_file.is_empty();
+    // With a TraceFile, what the trace costs: building it (on the clock in
+    // play: each round's values, then the decision's object) and writing
+    // it (after the `bestmove`).
+    let (mut built, mut written) = (Duration::ZERO, Duration::ZERO);
     for (i, game) in games.iter().enumerate() {
         pool.new_game();
         let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
         let plan = node_rounds(total, options.settings(), moves.len());
+        let limit = plan.first;
+        let mut traced = Vec::new();
+        let mut building = Duration::ZERO;
         let start = Instant::now();
         let Some(d) = decide_in_rounds(
             &pool,
@@ -173,13 +181,37 @@ async fn rounds(
             &noise,
             &CancellationToken::new(),
             &mut |_, _| {},
-            &mut |_| {},
+            &mut |r| {
+                if tracing {
+                    let t = Instant::now();
+                    traced.push(trace::round(r, CastlingMode::Standard));
+                    building += t.elapsed();
+                }
+            },
         )
         .await
         else {
             continue;
         };
         let wall = start.elapsed();
+        if tracing {
+            let t = Instant::now();
+            let record = trace::Trace::of(
+                &d,
+                trace::Context {
+                    game,
+                    go: format!("go nodes {total}"),
+                    lookahead: options.lookahead,
+                    limit,
+                    rounds: traced,
+                    time_ms: wall.as_millis() as u64,
+                },
+            );
+            built += building + t.elapsed();
+            let t = Instant::now();
+            record.append(std::path::Path::new(&options.trace_file))?;
+            written += t.elapsed();
+        }
         let spread = d.spread.unwrap_or_default();
         let uci = |m: Move| UciMove::from_move(m, CastlingMode::Standard).to_string();
         writeln!(
@@ -202,6 +234,15 @@ async fn rounds(
         "top3 = share of the lookahead's nodes spent on the three moves that got the most; \
          margin = what a deviation from the root search's move had to clear (cp)"
     )?;
+    if tracing {
+        let n = games.len().max(1) as u32;
+        writeln!(
+            out,
+            "TraceFile: {:.0} µs a decision to build (on the clock), {:.0} µs to write (after bestmove)",
+            built.as_secs_f64() * 1e6 / f64::from(n),
+            written.as_secs_f64() * 1e6 / f64::from(n),
+        )?;
+    }
     if let Ok(pool) = Arc::try_unwrap(pool) {
         pool.shutdown().await;
     }
