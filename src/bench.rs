@@ -16,7 +16,10 @@ use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    children::Pool,
+    children::{
+        ChildConfig, Pool, PoolConfig,
+        simulated::{Network, Searches, simulated},
+    },
     mpc::{
         ChildLimit, Game,
         budget::{ROOT_SHARE, node_rounds},
@@ -41,12 +44,24 @@ pub struct BenchArgs {
     /// Nodes per child call (overrides --child-nodes).
     #[arg(long, default_value_t = 5000)]
     nodes: u64,
-    /// Comma-separated Threads values to measure.
-    #[arg(long, default_value = "1,2", value_delimiter = ',')]
+    /// Comma-separated Threads values to measure (not `--threads`: that
+    /// is the `Threads` option's flag).
+    #[arg(long = "each-threads", default_value = "1,2", value_delimiter = ',')]
     threads: Vec<usize>,
     /// Node total of the `go nodes` decisions in rounds (0: none).
     #[arg(long, default_value_t = 100_000)]
     total: u64,
+    /// Instead: this many slots of simulated children (searches that take
+    /// time in proportion to the nodes asked, over a network), to measure
+    /// the scheduler at scale.
+    #[arg(long)]
+    simulate: Option<usize>,
+    /// The simulated network's round trip, in milliseconds.
+    #[arg(long, default_value_t = 2.0)]
+    latency_ms: f64,
+    /// The simulated children's speed, in nodes a second.
+    #[arg(long, default_value_t = 1_000_000)]
+    speed: u64,
 }
 
 /// Runs the bench, writing its table to `out` (stdout: bench is not a UCI
@@ -61,6 +76,13 @@ pub async fn run(
         .iter()
         .map(|text| Game::from_fen(text, CastlingMode::Standard).map(Arc::new))
         .collect::<Result<_, _>>()?;
+    if let Some(slots) = args.simulate {
+        let network = Network {
+            speed: args.speed,
+            latency: Duration::from_secs_f64(args.latency_ms.max(0.0) / 1000.0),
+        };
+        return simulate(&options, slots, network, &games, out).await;
+    }
     writeln!(
         out,
         "mpcmc bench: evaluator '{}', one-step, ChildNodes {}, ClearHash {}",
@@ -247,6 +269,158 @@ async fn rounds(
         pool.shutdown().await;
     }
     Ok(())
+}
+
+/// Decisions over `slots` simulated children on `network`: per decision,
+/// the wall time against the critical path (the longest chain of calls
+/// that must follow one another: for one-step, the opponent's call then the
+/// evaluator's; the root search runs alongside) and how busy the slots
+/// were; then the same over all decisions.
+async fn simulate(
+    options: &Options,
+    slots: usize,
+    network: Network,
+    games: &[Arc<Game>],
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let settings = options.settings();
+    let config = PoolConfig {
+        evaluator: ChildConfig::new("simulated"),
+        opponent: ChildConfig::new("simulated"),
+        threads: slots.max(1),
+    };
+    let searches = Searches::default();
+    let pool = Arc::new(Pool::start_with(
+        config,
+        simulated(network, searches.clone()),
+    ));
+    pool.ready().await;
+    // Every chain: the first level's plies, then two calls a deeper level.
+    let chain = settings.lookahead.plies() + 2 * (settings.lookahead.levels() - 1);
+    let critical = network.call(options.child_nodes) * chain;
+    writeln!(
+        out,
+        "mpcmc bench --simulate {slots}: {}-step, {} nodes a call at {} nodes/s, \
+         round trip {:?}: a call takes {:.1} ms, the critical path {:.1} ms",
+        settings.lookahead.name(),
+        options.child_nodes,
+        network.speed,
+        network.latency,
+        ms(network.call(options.child_nodes)),
+        ms(critical),
+    )?;
+    writeln!(
+        out,
+        "{:>3} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} {:>6}",
+        "pos", "moves", "calls", "wall ms", "critical", "wall/crit", "util", "full"
+    )?;
+    // Warm-up: the first decision's calls start the children's tasks.
+    decision(&pool, &games[0], options).await;
+    searches.take();
+    let (mut wall_sum, mut critical_sum) = (Duration::ZERO, Duration::ZERO);
+    let (mut busy, mut full) = (Busy::default(), Busy::default());
+    const REPEAT: usize = 3;
+    for (i, game) in games.iter().enumerate() {
+        for _ in 0..REPEAT {
+            let start = Instant::now();
+            let (wall, stats, moves) = decision(&pool, game, options).await;
+            let logged = searches.take();
+            let all = Busy::over(&logged, start, start + wall, slots);
+            // While calls outnumber slots (every slot searched at once at
+            // some point): until the last search began, every slot should
+            // be searching.
+            let last_began = logged.iter().map(|s| s.0).max().unwrap_or(start);
+            let filled = if most_at_once(&logged) >= slots {
+                Busy::over(&logged, start, last_began, slots)
+            } else {
+                Busy::default()
+            };
+            writeln!(
+                out,
+                "{:>3} {:>5} {:>6} {:>9.1} {:>9.1} {:>10.2} {:>5.0}% {:>5.0}%",
+                i + 1,
+                moves,
+                stats.calls,
+                ms(wall),
+                ms(critical),
+                ms(wall) / ms(critical).max(1e-9),
+                all.percent().unwrap_or(0.0),
+                filled.percent().unwrap_or(f64::NAN),
+            )?;
+            wall_sum += wall;
+            critical_sum += critical;
+            busy.add(all);
+            full.add(filled);
+        }
+    }
+    writeln!(
+        out,
+        "util = the slots' search time / (slots × wall); full = the same until the last search \
+         began (while calls wait for a slot, or all have one)"
+    )?;
+    let while_full = full
+        .percent()
+        .map_or("calls never outnumbered slots".to_owned(), |p| {
+            format!("{p:.0} % while calls outnumber slots")
+        });
+    writeln!(
+        out,
+        "simulated {slots} slots: wall/critical-path {:.2}, utilisation {:.0} % ({while_full})",
+        ms(wall_sum) / ms(critical_sum).max(1e-9),
+        busy.percent().unwrap_or(0.0),
+    )?;
+    if let Ok(pool) = Arc::try_unwrap(pool) {
+        pool.shutdown().await;
+    }
+    Ok(())
+}
+
+/// Slot time spent searching, against slot time available.
+#[derive(Debug, Clone, Copy, Default)]
+struct Busy {
+    searching: Duration,
+    available: Duration,
+}
+
+impl Busy {
+    /// The part of `searches` inside `from..to` on `slots` slots.
+    fn over(searches: &[(Instant, Instant)], from: Instant, to: Instant, slots: usize) -> Busy {
+        let searching = searches
+            .iter()
+            .map(|&(began, ended)| ended.min(to).saturating_duration_since(began.max(from)))
+            .sum();
+        Busy {
+            searching,
+            available: to.saturating_duration_since(from) * slots as u32,
+        }
+    }
+
+    fn add(&mut self, other: Busy) {
+        self.searching += other.searching;
+        self.available += other.available;
+    }
+
+    /// `None` when no slot time was available.
+    fn percent(&self) -> Option<f64> {
+        (!self.available.is_zero()).then(|| 100.0 * ms(self.searching) / ms(self.available))
+    }
+}
+
+/// The most searches that ran at once.
+fn most_at_once(searches: &[(Instant, Instant)]) -> usize {
+    let mut events: Vec<(Instant, i32)> = searches
+        .iter()
+        .flat_map(|&(began, ended)| [(began, 1), (ended, -1)])
+        .collect();
+    // Ends before starts at the same instant.
+    events.sort();
+    let mut now = 0i32;
+    let mut most = 0;
+    for (_, step) in events {
+        now += step;
+        most = most.max(now);
+    }
+    most.max(0) as usize
 }
 
 fn ms(d: Duration) -> f64 {

@@ -12,6 +12,7 @@ pub mod command;
 mod fake;
 pub mod inprocess;
 pub mod pool;
+pub mod simulated;
 #[cfg(test)]
 mod tests;
 
