@@ -284,11 +284,8 @@ async fn simulate(
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
     let settings = options.settings();
-    let config = PoolConfig {
-        evaluator: ChildConfig::new("simulated"),
-        opponent: ChildConfig::new("simulated"),
-        threads: slots.max(1),
-    };
+    let simulated_child = ChildConfig::new("simulated");
+    let config = PoolConfig::new(simulated_child.clone(), simulated_child, slots);
     let searches = Searches::default();
     let pool = Arc::new(Pool::start_with(
         config,

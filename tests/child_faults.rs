@@ -225,11 +225,7 @@ async fn spawn_of_a_missing_program_names_it() {
 async fn pool_retries_a_crashed_child_once_then_fails() {
     let echo = Echo::new("pool-crash");
     let child = ChildConfig::new(echo.crasher());
-    let pool = Pool::start(PoolConfig {
-        evaluator: child.clone(),
-        opponent: child,
-        threads: 1,
-    });
+    let pool = Pool::start(PoolConfig::new(child.clone(), child, 1));
     let err = pool
         .search(
             root_query(Game::default(), ChildLimit::Nodes(100)),
@@ -277,11 +273,7 @@ async fn pool_of_stockfish_answers_and_shuts_down_clean() {
         ("Hash".to_owned(), "16".to_owned()),
     ];
     child.clear_hash = true;
-    let pool = Pool::start(PoolConfig {
-        evaluator: child.clone(),
-        opponent: child,
-        threads: 2,
-    });
+    let pool = Pool::start(PoolConfig::new(child.clone(), child, 2));
     pool.ready().await;
     let game = after_e4();
     let evaluator = root_query(game, ChildLimit::Nodes(2000));
@@ -379,11 +371,7 @@ async fn a_dropped_search_is_drained_before_the_next_command() {
 async fn a_root_moves_calls_share_a_child_and_its_position_comes_back_to_it() {
     use mpcmc::mpc::{Lookahead, Settings, decide};
     let child = ChildConfig::new("builtin");
-    let pool = Arc::new(Pool::start(PoolConfig {
-        evaluator: child.clone(),
-        opponent: child,
-        threads: 2,
-    }));
+    let pool = Arc::new(Pool::start(PoolConfig::new(child.clone(), child, 2)));
     pool.ready().await;
     let game = Arc::new(Game::default());
     let candidates: Vec<Move> = game.position().legal_moves().into_iter().collect();

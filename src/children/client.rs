@@ -27,7 +27,7 @@ use mpcmc_protocol::{
 
 use crate::{
     children::command::{CommandError, EngineCommand},
-    mpc::{ChildLimit, Query, Report, Value},
+    mpc::{ChildLimit, Query, Report, Role, Value},
 };
 
 /// How long a child may take to answer `uci`.
@@ -63,6 +63,10 @@ pub enum ChildError {
         waiting_for: &'static str,
         after: Duration,
     },
+    /// A worker asked for a role its `Workers` entry does not serve (the
+    /// pool places every call on a worker that does).
+    #[error("worker {worker} has no child for the {role} role")]
+    NoChild { worker: usize, role: Role },
     #[error("{engine} answered '{line}' in position {fen}: {reason}")]
     BadAnswer {
         engine: String,

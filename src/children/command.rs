@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use crate::mpc::Role;
+
 /// Why a command line cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("bad engine command line '{line}': {reason}")]
@@ -45,6 +47,112 @@ impl fmt::Display for EngineCommand {
         }
         Ok(())
     }
+}
+
+/// One entry of the `Workers` option: `[evaluator:|opponent:] COMMAND
+/// [*SLOTS]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerEntry {
+    /// The role it serves; `None`: both.
+    pub role: Option<Role>,
+    /// The command line (`builtin` for the built-in engine), as written.
+    pub command: String,
+    /// Its children searching at once, each one call at a time.
+    pub slots: usize,
+}
+
+/// Why a `Workers` value cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkersError {
+    #[error("'{entry}': {reason}")]
+    Entry { entry: String, reason: String },
+    #[error("an unclosed quote")]
+    Unclosed,
+    #[error("no entry serves the {0} role")]
+    Unserved(Role),
+}
+
+/// Parses `Workers`: entries separated by `;` (outside quotes), each
+/// `[evaluator:|opponent:] COMMAND [*SLOTS]`; empty entries are skipped.
+/// The command line is split later, by [`EngineCommand::parse`], and
+/// checked here the same way.
+pub fn parse_workers(text: &str) -> Result<Vec<WorkerEntry>, WorkersError> {
+    let mut entries = Vec::new();
+    for raw in split_unquoted(text, ';')? {
+        let entry = raw.trim();
+        if entry.is_empty() {
+            continue;
+        }
+        let bad = |reason: String| WorkersError::Entry {
+            entry: entry.to_owned(),
+            reason,
+        };
+        let (role, rest) = match entry.split_once(':') {
+            Some((word, rest)) if word.trim().eq_ignore_ascii_case("evaluator") => {
+                (Some(Role::Evaluator), rest)
+            }
+            Some((word, rest)) if word.trim().eq_ignore_ascii_case("opponent") => {
+                (Some(Role::Opponent), rest)
+            }
+            _ => (None, entry),
+        };
+        let rest = rest.trim();
+        let (command, slots) = match rest.rsplit_once(char::is_whitespace) {
+            Some((command, last)) if last.starts_with('*') => {
+                let slots = last[1..]
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=MAX_SLOTS).contains(n))
+                    .ok_or_else(|| bad(format!("'{last}' is not *1 to *{MAX_SLOTS}")))?;
+                (command.trim(), slots)
+            }
+            _ if rest.starts_with('*') => return Err(bad("the command is empty".to_owned())),
+            _ => (rest, 1),
+        };
+        EngineCommand::parse(command).map_err(|e| bad(e.reason.to_owned()))?;
+        entries.push(WorkerEntry {
+            role,
+            command: command.to_owned(),
+            slots,
+        });
+    }
+    for role in [Role::Evaluator, Role::Opponent] {
+        if !entries.iter().any(|e| e.role.is_none_or(|r| r == role)) {
+            return Err(WorkersError::Unserved(role));
+        }
+    }
+    Ok(entries)
+}
+
+/// The most slots one `Workers` entry may have.
+pub const MAX_SLOTS: usize = 1024;
+
+/// `text` split at every `sep` outside single or double quotes (a
+/// backslash escapes the next character outside single quotes).
+fn split_unquoted(text: &str, sep: char) -> Result<Vec<&str>, WorkersError> {
+    let mut parts = Vec::new();
+    let (mut start, mut quote, mut escaped) = (0, None, false);
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            _ if escaped => escaped = false,
+            (Some('\''), '\'') => quote = None,
+            (Some('\''), _) => {}
+            (_, '\\') => escaped = true,
+            (Some('"'), '"') => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, c) if c == sep => {
+                parts.push(&text[start..i]);
+                start = i + c.len_utf8();
+            }
+            (None, _) => {}
+        }
+    }
+    if quote.is_some() {
+        return Err(WorkersError::Unclosed);
+    }
+    parts.push(&text[start..]);
+    Ok(parts)
 }
 
 /// Splits like `sh` does, without expansion.
@@ -134,6 +242,37 @@ mod tests {
         for bad in ["", "   ", "'open", "\"open", "x\\"] {
             let e = EngineCommand::parse(bad).expect_err(bad);
             assert!(e.to_string().contains(bad.trim()), "{e}");
+        }
+    }
+
+    #[test]
+    fn workers_are_entries_with_a_role_and_slots() {
+        let got = parse_workers(
+            "ssh -o BatchMode=yes box1 /usr/games/stockfish *16; \
+             opponent: builtin *2;evaluator:'/opt/my engine' --x=';'; ;",
+        )
+        .expect("valid");
+        let want = [
+            (None, "ssh -o BatchMode=yes box1 /usr/games/stockfish", 16),
+            (Some(Role::Opponent), "builtin", 2),
+            (Some(Role::Evaluator), "'/opt/my engine' --x=';'", 1),
+        ];
+        let got: Vec<_> = got
+            .iter()
+            .map(|e| (e.role, e.command.as_str(), e.slots))
+            .collect();
+        assert_eq!(got, want);
+        let bad = [
+            ("builtin *0", "*1 to *1024"),
+            ("builtin *x", "'*x'"),
+            ("evaluator: *3", "empty"),
+            ("'open", "unclosed"),
+            ("evaluator: builtin", "opponent role"),
+            ("opponent: builtin *2", "evaluator role"),
+        ];
+        for (text, want) in bad {
+            let e = parse_workers(text).expect_err(text).to_string();
+            assert!(e.contains(want), "{text}: {e}");
         }
     }
 }

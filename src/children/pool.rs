@@ -36,25 +36,96 @@ use crate::{
     mpc::{ChildLimit, Children, Query, Report, Role, game},
 };
 
-/// What the pool runs.
+/// What the pool runs: groups of alike workers (`Workers`; by default one
+/// group serving both roles).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolConfig {
-    pub evaluator: ChildConfig,
-    pub opponent: ChildConfig,
-    /// Concurrent child searches (workers).
-    pub threads: usize,
+    pub groups: Vec<WorkerGroup>,
+}
+
+/// `slots` workers, each with one child for every role the group serves
+/// (a single child for both when their configurations are the same).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerGroup {
+    /// The child of each role (`None`: the group does not serve it).
+    pub evaluator: Option<ChildConfig>,
+    pub opponent: Option<ChildConfig>,
+    /// Workers, each searching one call at a time.
+    pub slots: usize,
+}
+
+impl WorkerGroup {
+    /// A group serving both roles.
+    pub fn both(evaluator: ChildConfig, opponent: ChildConfig, slots: usize) -> WorkerGroup {
+        WorkerGroup {
+            evaluator: Some(evaluator),
+            opponent: Some(opponent),
+            slots,
+        }
+    }
+
+    /// The child configuration of `role`, if the group serves it.
+    pub fn config(&self, role: Role) -> Option<&ChildConfig> {
+        match role {
+            Role::Evaluator => self.evaluator.as_ref(),
+            Role::Opponent => self.opponent.as_ref(),
+        }
+    }
+
+    pub fn serves(&self, role: Role) -> bool {
+        self.config(role).is_some()
+    }
+
+    /// One child serves both roles when they are configured alike.
+    pub fn shared_roles(&self) -> bool {
+        self.evaluator.is_some() && self.evaluator == self.opponent
+    }
+
+    /// Children (processes or in-process engines) of one worker.
+    fn children(&self) -> usize {
+        if self.shared_roles() {
+            1
+        } else {
+            usize::from(self.evaluator.is_some()) + usize::from(self.opponent.is_some())
+        }
+    }
 }
 
 impl PoolConfig {
-    /// One set of processes serves both roles when they are configured alike.
+    /// `threads` workers serving both roles.
+    pub fn new(evaluator: ChildConfig, opponent: ChildConfig, threads: usize) -> PoolConfig {
+        PoolConfig {
+            groups: vec![WorkerGroup::both(evaluator, opponent, threads.max(1))],
+        }
+    }
+
+    /// Every worker's children serve both roles with one child.
     pub fn shared_roles(&self) -> bool {
-        self.evaluator == self.opponent
+        self.groups.iter().all(WorkerGroup::shared_roles)
+    }
+
+    /// Concurrent child searches (workers), at least one.
+    pub fn threads(&self) -> usize {
+        self.groups.iter().map(|g| g.slots).sum::<usize>().max(1)
     }
 
     /// How many child processes (or in-process engines) the pool runs.
     pub fn processes(&self) -> usize {
-        let per_worker = if self.shared_roles() { 1 } else { 2 };
-        self.threads.max(1) * per_worker
+        self.groups.iter().map(|g| g.slots * g.children()).sum()
+    }
+
+    /// The group of each worker, in worker order.
+    fn worker_groups(&self) -> Vec<usize> {
+        self.groups
+            .iter()
+            .enumerate()
+            .flat_map(|(i, g)| std::iter::repeat_n(i, g.slots))
+            .collect()
+    }
+
+    /// The configuration of the first group serving `role`.
+    pub fn first(&self, role: Role) -> Option<&ChildConfig> {
+        self.groups.iter().find_map(|g| g.config(role))
     }
 }
 
@@ -98,7 +169,8 @@ struct Waiting {
 /// round the workers.
 #[derive(Default)]
 struct Placement {
-    workers: usize,
+    /// The roles each worker serves ([`role_index`]).
+    serves: Vec<[bool; 2]>,
     /// The worker of the root searches, once there was one.
     root: Option<usize>,
     /// Positions searched lately, by the worker that searched them.
@@ -112,36 +184,60 @@ impl Placement {
     /// Entries kept before the maps start afresh (a game's worth or more).
     const MAX_ENTRIES: usize = 1 << 16;
 
-    /// The worker for `query`, and the position it searches.
+    /// The worker for `query`, and the position it searches: always one
+    /// that serves the query's role (when any does).
     fn place(&mut self, query: &Query) -> (usize, u64) {
-        let workers = self.workers.max(1);
+        let role = role_index(query.role);
+        let can = |w: &usize| self.serves.get(*w).is_some_and(|s| s[role]);
         let position = game::hash(&query.position());
         if query.is_root() {
-            let w = *self.root.get_or_insert_with(|| {
-                self.searched.get(&position).copied().unwrap_or(0) % workers
-            });
-            return (w % workers, position);
+            if let Some(w) = self.root.filter(can) {
+                return (w, position);
+            }
+            let w = self
+                .searched
+                .get(&position)
+                .copied()
+                .filter(can)
+                .unwrap_or_else(|| self.next_serving(role));
+            self.root = Some(w);
+            return (w, position);
         }
-        if let Some(&w) = self.searched.get(&position) {
-            return (w % workers, position);
+        if let Some(w) = self.searched.get(&position).copied().filter(can) {
+            return (w, position);
         }
         let subtree = query.line.first().map(|&m| {
             let mut after = query.game.position().clone();
             after.play_unchecked(m);
             game::hash(&after)
         });
-        if let Some(w) = subtree.and_then(|s| self.subtrees.get(&s)) {
-            return (w % workers, position);
+        if let Some(w) = subtree
+            .and_then(|s| self.subtrees.get(&s).copied())
+            .filter(can)
+        {
+            return (w, position);
         }
-        let w = self.next % workers;
-        self.next = self.next.wrapping_add(1);
+        let w = self.next_serving(role);
         if let Some(s) = subtree {
             if self.subtrees.len() >= Self::MAX_ENTRIES {
                 self.subtrees.clear();
             }
-            self.subtrees.insert(s, w);
+            self.subtrees.entry(s).or_insert(w);
         }
         (w, position)
+    }
+
+    /// The next worker in turn that serves `role` (0 if none does).
+    fn next_serving(&mut self, role: usize) -> usize {
+        let workers = self.serves.len().max(1);
+        for _ in 0..workers {
+            let w = self.next % workers;
+            self.next = self.next.wrapping_add(1);
+            if self.serves.get(w).is_some_and(|s| s[role]) {
+                return w;
+            }
+        }
+        0
     }
 
     fn searched_by(&mut self, position: u64, worker: usize) {
@@ -158,12 +254,21 @@ impl Placement {
     }
 }
 
+/// A role's index in [`Placement::serves`].
+fn role_index(role: Role) -> usize {
+    match role {
+        Role::Evaluator => 0,
+        Role::Opponent => 1,
+    }
+}
+
 impl Queue {
-    fn new(workers: usize) -> Queue {
+    /// A queue for workers serving the roles in `serves`, one entry each.
+    fn new(serves: Vec<[bool; 2]>) -> Queue {
         let queue = Queue::default();
         if let Ok(mut w) = queue.waiting.lock() {
-            w.placement.workers = workers;
-            w.busy = vec![false; workers];
+            w.busy = vec![false; serves.len()];
+            w.placement.serves = serves;
         }
         queue
     }
@@ -216,10 +321,17 @@ impl Queue {
                 let key = {
                     // Closed, any job goes: it is only answered `Cancelled`.
                     let busy = |j: &Job| w.closed || w.busy.get(j.prefer).is_none_or(|b| *b);
+                    let serves = |j: &Job| {
+                        w.closed
+                            || w.placement
+                                .serves
+                                .get(worker)
+                                .is_some_and(|s| s[role_index(j.query.role)])
+                    };
                     w.jobs
                         .iter()
                         .find(|(_, j)| j.prefer == worker)
-                        .or_else(|| w.jobs.iter().find(|(_, j)| busy(j)))
+                        .or_else(|| w.jobs.iter().find(|(_, j)| busy(j) && serves(j)))
                         .map(|(k, _)| *k)
                 };
                 if let Some(job) = key.and_then(|key| w.jobs.remove(&key)) {
@@ -337,19 +449,29 @@ impl Pool {
     /// [`Pool::start`], with children that are not built in started by
     /// `connect` (the tests' in-process fakes).
     pub fn start_with(config: PoolConfig, connect: Connect) -> Pool {
-        let workers = config.threads.max(1);
-        let queue = Arc::new(Queue::new(workers));
+        let groups = config.worker_groups();
+        let serves = groups
+            .iter()
+            .map(|&g| {
+                let group = &config.groups[g];
+                [group.serves(Role::Evaluator), group.serves(Role::Opponent)]
+            })
+            .collect();
+        let queue = Arc::new(Queue::new(serves));
         let games = Arc::new(AtomicU64::new(0));
         let (started_tx, started) = watch::channel(0);
         let started_tx = Arc::new(started_tx);
         let closing = CancellationToken::new();
-        let tables = Tables::new(&config, workers);
-        let workers = (1..=workers)
-            .map(|n| {
+        let tables = Tables::new(&config);
+        let workers = groups
+            .into_iter()
+            .enumerate()
+            .map(|(i, group)| {
                 let worker = Worker {
-                    n,
+                    n: i + 1,
                     closing: closing.clone(),
-                    config: config.clone(),
+                    group,
+                    config: Arc::new(config.groups[group].clone()),
                     evaluator: None,
                     opponent: None,
                     tables: tables.clone(),
@@ -475,49 +597,65 @@ impl Children for Pool {
 }
 
 /// The hash tables the built-in children of each role share (see
-/// [`shared_table`]); one for both roles when they share children. Each is
-/// allocated by the first worker that starts such a child (a large `Hash`
-/// takes a while; not on the session's path).
+/// [`shared_table`]), a group's workers together; one for both roles when
+/// the group's children serve both. Each is allocated by the first worker
+/// that starts such a child (a large `Hash` takes a while; not on the
+/// session's path).
 #[derive(Clone)]
 struct Tables {
-    config: Arc<PoolConfig>,
-    workers: usize,
+    groups: Arc<Vec<GroupTables>>,
+}
+
+struct GroupTables {
+    config: WorkerGroup,
     evaluator: Arc<OnceLock<Option<Arc<TranspositionTable>>>>,
     opponent: Arc<OnceLock<Option<Arc<TranspositionTable>>>>,
 }
 
 impl Tables {
-    fn new(config: &PoolConfig, workers: usize) -> Tables {
-        let evaluator = Arc::new(OnceLock::new());
-        let opponent = if config.shared_roles() {
-            evaluator.clone()
-        } else {
-            Arc::new(OnceLock::new())
-        };
+    fn new(config: &PoolConfig) -> Tables {
+        let groups = config
+            .groups
+            .iter()
+            .map(|group| {
+                let evaluator = Arc::new(OnceLock::new());
+                let opponent = if group.shared_roles() {
+                    evaluator.clone()
+                } else {
+                    Arc::new(OnceLock::new())
+                };
+                GroupTables {
+                    config: group.clone(),
+                    evaluator,
+                    opponent,
+                }
+            })
+            .collect();
         Tables {
-            config: Arc::new(config.clone()),
-            workers,
-            evaluator,
-            opponent,
+            groups: Arc::new(groups),
         }
     }
 
-    /// The table `role`'s children share, if they share one.
-    fn of(&self, role: Role) -> Option<Arc<TranspositionTable>> {
-        let (cell, config) = match role {
-            Role::Evaluator => (&self.evaluator, &self.config.evaluator),
-            Role::Opponent => (&self.opponent, &self.config.opponent),
+    /// The table `role`'s children of group `group` share, if they share one.
+    fn of(&self, group: usize, role: Role) -> Option<Arc<TranspositionTable>> {
+        let g = self.groups.get(group)?;
+        let cell = match role {
+            Role::Evaluator => &g.evaluator,
+            Role::Opponent => &g.opponent,
         };
-        cell.get_or_init(|| shared_table(config, self.workers))
+        let config = g.config.config(role)?;
+        cell.get_or_init(|| shared_table(config, g.config.slots))
             .clone()
     }
 
     /// A new game: forget what was learned. The children clear the rest of
     /// what they keep before their next search.
     fn clear(&self) {
-        for cell in [&self.evaluator, &self.opponent] {
-            if let Some(Some(table)) = cell.get() {
-                table.clear();
+        for g in self.groups.iter() {
+            for cell in [&g.evaluator, &g.opponent] {
+                if let Some(Some(table)) = cell.get() {
+                    table.clear();
+                }
             }
         }
     }
@@ -578,9 +716,12 @@ impl Child {
 }
 
 struct Worker {
+    /// 1-based, over the whole pool.
     n: usize,
     closing: CancellationToken,
-    config: PoolConfig,
+    /// Its group (an index into the pool's) and the group's configuration.
+    group: usize,
+    config: Arc<WorkerGroup>,
     evaluator: Option<Child>,
     opponent: Option<Child>,
     tables: Tables,
@@ -594,6 +735,9 @@ impl Worker {
     async fn run(mut self, queue: Arc<Queue>, started: Arc<watch::Sender<usize>>) {
         // Start the children now; a failure here shows again on first use.
         for role in [Role::Evaluator, Role::Opponent] {
+            if !self.config.serves(role) {
+                continue;
+            }
             if let Err(e) = self.client(role).await {
                 tracing::warn!("worker {}: {e}", self.n);
             }
@@ -710,13 +854,21 @@ impl Worker {
     /// The child for `role`, started if there is none.
     async fn client(&mut self, role: Role) -> Result<&mut Child, ChildError> {
         let shared = self.config.shared_roles();
-        let (config, label) = match role {
-            Role::Opponent if !shared => (self.config.opponent.clone(), "opponent"),
-            _ if shared => (self.config.evaluator.clone(), "child"),
-            _ => (self.config.evaluator.clone(), "evaluator"),
+        let config = self
+            .config
+            .config(role)
+            .cloned()
+            .ok_or(ChildError::NoChild {
+                worker: self.n,
+                role,
+            })?;
+        let label = match role {
+            _ if shared => "child",
+            Role::Evaluator => "evaluator",
+            Role::Opponent => "opponent",
         };
         let label = format!("{label} {}", self.n);
-        let table = self.tables.of(role);
+        let table = self.tables.of(self.group, role);
         let slot = self.slot(role);
         let child = match slot.take() {
             Some(child) => child,
@@ -763,31 +915,49 @@ mod tests {
             clear_hash,
             ..ChildConfig::new("builtin")
         };
-        let config = |evaluator: ChildConfig, opponent: ChildConfig| PoolConfig {
-            evaluator,
-            opponent,
-            threads: 2,
-        };
-        let tables = Tables::new(&config(builtin("8", false), builtin("8", false)), 2);
+        let config =
+            |evaluator: ChildConfig, opponent: ChildConfig| PoolConfig::new(evaluator, opponent, 2);
+        let tables = Tables::new(&config(builtin("8", false), builtin("8", false)));
         let (e, o) = (
-            tables.of(Role::Evaluator).expect("shared"),
-            tables.of(Role::Opponent).expect("shared"),
+            tables.of(0, Role::Evaluator).expect("shared"),
+            tables.of(0, Role::Opponent).expect("shared"),
         );
         assert!(Arc::ptr_eq(&e, &o));
         assert_eq!(e.mb(), 16);
 
-        let tables = Tables::new(&config(builtin("4", false), builtin("2", false)), 2);
+        let tables = Tables::new(&config(builtin("4", false), builtin("2", false)));
         let (e, o) = (
-            tables.of(Role::Evaluator).expect("shared"),
-            tables.of(Role::Opponent).expect("shared"),
+            tables.of(0, Role::Evaluator).expect("shared"),
+            tables.of(0, Role::Opponent).expect("shared"),
         );
         assert!(!Arc::ptr_eq(&e, &o));
         assert_eq!((e.mb(), o.mb()), (8, 4));
 
         let stockfish = ChildConfig::new("/usr/games/stockfish");
-        let tables = Tables::new(&config(builtin("8", true), stockfish), 2);
-        assert!(tables.of(Role::Evaluator).is_none());
-        assert!(tables.of(Role::Opponent).is_none());
+        let tables = Tables::new(&config(builtin("8", true), stockfish));
+        assert!(tables.of(0, Role::Evaluator).is_none());
+        assert!(tables.of(0, Role::Opponent).is_none());
+
+        // Groups share within, never across; a role a group does not serve
+        // has no table there.
+        let config = PoolConfig {
+            groups: vec![
+                WorkerGroup::both(builtin("4", false), builtin("4", false), 2),
+                WorkerGroup {
+                    evaluator: None,
+                    opponent: Some(builtin("2", false)),
+                    slots: 3,
+                },
+            ],
+        };
+        let tables = Tables::new(&config);
+        let (first, second) = (
+            tables.of(0, Role::Opponent).expect("shared"),
+            tables.of(1, Role::Opponent).expect("shared"),
+        );
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!((first.mb(), second.mb()), (8, 6));
+        assert!(tables.of(1, Role::Evaluator).is_none());
     }
 
     #[test]
@@ -816,7 +986,7 @@ mod tests {
         let mut after = game.position().clone();
         after.play_unchecked(m);
         let w = after.legal_moves()[0];
-        let queue = Queue::new(1);
+        let queue = Queue::new(vec![[true, true]]);
         let mut receivers = Vec::new();
         // Arrival order: two starts, a completion, the root, a completion.
         for (role, line) in [
@@ -850,7 +1020,7 @@ mod tests {
             after.play_unchecked(m);
             after.legal_moves()[0]
         };
-        let queue = Queue::new(2);
+        let queue = Queue::new(vec![[true, true]; 2]);
         let mut receivers = Vec::new();
         let mut place = |q: Query| {
             let (pushed, rx) = push(&queue, q);
@@ -916,5 +1086,55 @@ mod tests {
             .map(|j| j.prefer)
             .collect();
         assert_eq!(roots, vec![1, 1]);
+    }
+
+    /// Workers that serve one role never take the other's calls, however
+    /// idle they are; a call is placed only on a worker serving its role.
+    #[tokio::test]
+    async fn a_worker_takes_only_calls_of_the_roles_it_serves() {
+        let game = Arc::new(Game::default());
+        let moves = game.position().legal_moves();
+        // Worker 0: the evaluator only; worker 1: the opponent only;
+        // worker 2: both.
+        let queue = Queue::new(vec![[true, false], [false, true], [true, true]]);
+        let mut receivers = Vec::new();
+        for (i, &m) in moves.iter().take(6).enumerate() {
+            let role = if i % 2 == 0 {
+                Role::Opponent
+            } else {
+                Role::Evaluator
+            };
+            let (pushed, rx) = push(&queue, query(role, vec![m], &game));
+            assert!(pushed.is_ok());
+            receivers.push(rx);
+        }
+        let (_, rx) = push(&queue, query(Role::Evaluator, vec![], &game));
+        receivers.push(rx);
+        if let Ok(waiting) = queue.waiting.lock() {
+            for j in waiting.jobs.values() {
+                let serves = waiting.placement.serves[j.prefer];
+                assert!(serves[role_index(j.query.role)], "placed on {}", j.prefer);
+            }
+        }
+        // Worker 2 takes a call and stays busy: its other calls may go to
+        // an idle worker, but only to one serving their role.
+        let first = queue.pop(2).await.expect("a call");
+        let mut left = [4, 3];
+        left[role_index(first.query.role)] -= 1;
+        for (worker, role) in [(0, Role::Evaluator), (1, Role::Opponent)] {
+            let mut taken = 0;
+            while let Ok(job) =
+                tokio::time::timeout(Duration::from_millis(50), queue.pop(worker)).await
+            {
+                let job = job.expect("a job");
+                assert_eq!(job.query.role, role, "worker {worker}");
+                taken += 1;
+            }
+            assert_eq!(
+                taken,
+                left[role_index(role)],
+                "worker {worker}: every call of its role"
+            );
+        }
     }
 }

@@ -400,11 +400,11 @@ async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
 
 fn pool_of(evaluator: &str, opponent: &str, threads: usize, heard: &Heard) -> Pool {
     Pool::start_with(
-        PoolConfig {
-            evaluator: ChildConfig::new(evaluator),
-            opponent: ChildConfig::new(opponent),
+        PoolConfig::new(
+            ChildConfig::new(evaluator),
+            ChildConfig::new(opponent),
             threads,
-        },
+        ),
         fakes(heard),
     )
 }
@@ -447,11 +447,11 @@ async fn pool_serves_the_other_role_while_one_keeps_crashing() {
         })
     };
     let pool = Pool::start_with(
-        PoolConfig {
-            evaluator: ChildConfig::new("--crash-on-go"),
-            opponent: ChildConfig::new("--move=e7e5"),
-            threads: 1,
-        },
+        PoolConfig::new(
+            ChildConfig::new("--crash-on-go"),
+            ChildConfig::new("--move=e7e5"),
+            1,
+        ),
         connect_by_role,
     );
     let evaluator = query(game_from(None, "e2e4"), Vec::new(), ChildLimit::Nodes(100));

@@ -9,8 +9,10 @@ use mpcmc_protocol::{EMPTY, OptionSpec, OptionType};
 use shakmaty::CastlingMode;
 
 use crate::{
-    children::{ChildConfig, PoolConfig, inprocess::BUILTIN},
-    mpc::{Lookahead, Settings, lookahead::PRUNE_WIDTH},
+    children::{
+        ChildConfig, PoolConfig, command::parse_workers, inprocess::BUILTIN, pool::WorkerGroup,
+    },
+    mpc::{Lookahead, Role, Settings, lookahead::PRUNE_WIDTH},
 };
 
 /// A failed `setoption`, naming the option and the value.
@@ -70,6 +72,9 @@ pub struct Options {
     pub evaluator_options: String,
     pub opponent: String,
     pub opponent_options: String,
+    /// `Workers`: the pool as entries of command lines and slots (empty:
+    /// `Threads` over `Evaluator` and `Opponent`).
+    pub workers: String,
     pub threads: u32,
     pub child_threads: u32,
     pub hash: u32,
@@ -96,6 +101,7 @@ impl Default for Options {
             evaluator_options: String::new(),
             opponent: String::new(),
             opponent_options: String::new(),
+            workers: String::new(),
             threads: 1,
             child_threads: 0,
             hash: 16,
@@ -170,7 +176,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 20] = [
+const TABLE: [Def; 21] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -208,6 +214,17 @@ const TABLE: [Def; 20] = [
             let text = v.text();
             parse_child_options(&text)?;
             o.opponent_options = text;
+            Ok(())
+        },
+    },
+    Def {
+        name: "Workers",
+        kind: || string(""),
+        standalone: false,
+        apply: |o, v| {
+            let text = v.text();
+            parse_workers(&text).map_err(|e| e.to_string())?;
+            o.workers = text;
             Ok(())
         },
     },
@@ -472,6 +489,9 @@ impl Options {
     /// 1 MB each.
     pub fn pool_config(&self) -> Result<PoolConfig, OptionError> {
         let config = |hash| -> Result<PoolConfig, OptionError> {
+            if !self.workers.trim().is_empty() {
+                return self.worker_groups(hash);
+            }
             let evaluator = self.child_config(
                 &self.evaluator,
                 &self.evaluator_options,
@@ -489,15 +509,55 @@ impl Options {
                     };
                     self.child_config(command, &self.opponent_options, "OpponentOptions", hash)?
                 };
-            Ok(PoolConfig {
-                evaluator,
-                opponent,
-                threads: self.search_slots(),
-            })
+            Ok(PoolConfig::new(evaluator, opponent, self.search_slots()))
         };
         let whole = config(self.hash)?;
         let processes = whole.processes().max(1) as u32;
         config((self.hash / processes).max(1))
+    }
+
+    /// The pool `Workers` describes: a group an entry, its children
+    /// configured as `Evaluator`'s and `Opponent`'s would be (an entry for
+    /// both roles has one child for both unless `OpponentOptions` is set).
+    fn worker_groups(&self, hash: u32) -> Result<PoolConfig, OptionError> {
+        let entries = parse_workers(&self.workers).map_err(|e| OptionError::BadValue {
+            name: "Workers".to_owned(),
+            value: self.workers.clone(),
+            expected: format!("usable: {e}"),
+        })?;
+        let groups = entries
+            .iter()
+            .map(|e| {
+                let evaluator = (e.role != Some(Role::Opponent))
+                    .then(|| {
+                        self.child_config(
+                            &e.command,
+                            &self.evaluator_options,
+                            "EvaluatorOptions",
+                            hash,
+                        )
+                    })
+                    .transpose()?;
+                let opponent = match (e.role, &evaluator) {
+                    (Some(Role::Evaluator), _) => None,
+                    (None, Some(shared)) if self.opponent_options.trim().is_empty() => {
+                        Some(shared.clone())
+                    }
+                    _ => Some(self.child_config(
+                        &e.command,
+                        &self.opponent_options,
+                        "OpponentOptions",
+                        hash,
+                    )?),
+                };
+                Ok(WorkerGroup {
+                    evaluator,
+                    opponent,
+                    slots: e.slots,
+                })
+            })
+            .collect::<Result<_, OptionError>>()?;
+        Ok(PoolConfig { groups })
     }
 
     /// How many child searches run at once: `Threads` cores, `ChildThreads`
@@ -514,7 +574,12 @@ impl Options {
     /// Stockfish and over the built-in engine.
     pub fn threads_per_child(&self) -> u32 {
         match self.child_threads {
-            0 if self.child_nodes > 0 || self.child_movetime > 0 => 1,
+            0 if self.child_nodes > 0
+                || self.child_movetime > 0
+                || !self.workers.trim().is_empty() =>
+            {
+                1
+            }
             0 => self.threads.max(1),
             n => n,
         }
@@ -699,9 +764,12 @@ mod tests {
             .expect("set");
         let c = o.pool_config().expect("config");
         assert!(!c.shared_roles());
-        assert_eq!(c.opponent.command, "/usr/games/stockfish");
         assert_eq!(
-            c.opponent.options.last(),
+            c.first(Role::Opponent).expect("opponent").command,
+            "/usr/games/stockfish"
+        );
+        assert_eq!(
+            c.first(Role::Opponent).expect("opponent").options.last(),
             Some(&("Skill Level".into(), "3".into()))
         );
         let e = o.set("EvaluatorOptions", Some("Hash")).expect_err("no '='");
@@ -729,6 +797,70 @@ mod tests {
     }
 
     #[test]
+    fn workers_make_a_group_an_entry() {
+        let option = |c: &ChildConfig, name: &str| {
+            c.options
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+        };
+        let mut o = Options::default();
+        o.set("Hash", Some("64")).expect("hash");
+        o.set("Threads", Some("8")).expect("ignored with Workers");
+        o.set(
+            "Workers",
+            Some("builtin *2; opponent: /usr/games/stockfish *3; evaluator: /usr/games/stockfish"),
+        )
+        .expect("workers");
+        let c = o.pool_config().expect("config");
+        let shape: Vec<_> = c
+            .groups
+            .iter()
+            .map(|g| {
+                let command = |c: &Option<ChildConfig>| c.as_ref().map(|c| c.command.clone());
+                (command(&g.evaluator), command(&g.opponent), g.slots)
+            })
+            .collect();
+        let (b, sf) = (
+            Some("builtin".to_owned()),
+            Some("/usr/games/stockfish".to_owned()),
+        );
+        assert_eq!(
+            shape,
+            [(b.clone(), b, 2), (None, sf.clone(), 3), (sf, None, 1)]
+        );
+        // Both roles share one child; every slot one search of one thread;
+        // Hash split over the six children.
+        assert!(c.groups[0].shared_roles());
+        assert_eq!((c.threads(), c.processes()), (6, 6));
+        for g in &c.groups {
+            for child in [&g.evaluator, &g.opponent].into_iter().flatten() {
+                assert_eq!(option(child, "Threads").as_deref(), Some("1"));
+                assert_eq!(option(child, "Hash").as_deref(), Some("10"));
+            }
+        }
+        // OpponentOptions give a both-roles entry a child a role.
+        o.set("OpponentOptions", Some("Skill Level=3"))
+            .expect("set");
+        let c = o.pool_config().expect("config");
+        assert!(!c.groups[0].shared_roles());
+        assert_eq!(c.processes(), 8);
+        let bad = o
+            .set("Workers", Some("opponent: builtin"))
+            .expect_err("unserved");
+        assert!(
+            bad.to_string()
+                .contains("no entry serves the evaluator role"),
+            "{bad}"
+        );
+        assert!(
+            o.workers.contains("evaluator: /usr/games/stockfish"),
+            "left alone"
+        );
+    }
+
+    #[test]
     fn hash_is_the_whole_memory_split_over_the_processes() {
         let hash_of = |c: &ChildConfig| {
             c.options
@@ -743,56 +875,82 @@ mod tests {
         o.set("Hash", Some("256")).expect("hash");
         let c = o.pool_config().expect("config");
         assert_eq!(c.processes(), 4);
-        assert_eq!(hash_of(&c.evaluator).as_deref(), Some("64"));
+        assert_eq!(
+            hash_of(c.first(Role::Evaluator).expect("evaluator")).as_deref(),
+            Some("64")
+        );
         // Roles apart: eight processes.
         o.set("OpponentOptions", Some("Skill Level=3"))
             .expect("set");
         let c = o.pool_config().expect("config");
         assert_eq!(c.processes(), 8);
-        assert_eq!(hash_of(&c.evaluator).as_deref(), Some("32"));
-        assert_eq!(hash_of(&c.opponent).as_deref(), Some("32"));
+        assert_eq!(
+            hash_of(c.first(Role::Evaluator).expect("evaluator")).as_deref(),
+            Some("32")
+        );
+        assert_eq!(
+            hash_of(c.first(Role::Opponent).expect("opponent")).as_deref(),
+            Some("32")
+        );
         // Two threads a child: half the searches, twice the hash each.
         o.set("OpponentOptions", Some("")).expect("set");
         o.set("ChildThreads", Some("2")).expect("child threads");
         let c = o.pool_config().expect("config");
-        assert_eq!(c.threads, 2);
-        assert_eq!(hash_of(&c.evaluator).as_deref(), Some("128"));
+        assert_eq!(c.threads(), 2);
+        assert_eq!(
+            hash_of(c.first(Role::Evaluator).expect("evaluator")).as_deref(),
+            Some("128")
+        );
         assert!(
-            c.evaluator
+            c.first(Role::Evaluator)
+                .expect("evaluator")
                 .options
                 .contains(&("Threads".into(), "2".into()))
         );
         o.set("ChildThreads", Some("8")).expect("child threads");
-        assert_eq!(o.pool_config().expect("config").threads, 1);
+        assert_eq!(o.pool_config().expect("config").threads(), 1);
         // Auto (0, the default): every core to one child, built-in or
         // external; one thread a child when every call has its own budget.
         o.set("ChildThreads", Some("0")).expect("child threads");
         for evaluator in ["builtin", "/usr/games/stockfish"] {
             o.set("Evaluator", Some(evaluator)).expect("evaluator");
             let c = o.pool_config().expect("config");
-            assert_eq!(c.threads, 1, "{evaluator}");
+            assert_eq!(c.threads(), 1, "{evaluator}");
             assert!(
-                c.evaluator
+                c.first(Role::Evaluator)
+                    .expect("evaluator")
                     .options
                     .contains(&("Threads".into(), "4".into()))
             );
             o.set("ChildNodes", Some("2000")).expect("child nodes");
-            assert_eq!(o.pool_config().expect("config").threads, 4);
+            assert_eq!(o.pool_config().expect("config").threads(), 4);
             o.set("ChildNodes", Some("0")).expect("child nodes");
             o.set("ChildMoveTime", Some("20")).expect("child movetime");
-            assert_eq!(o.pool_config().expect("config").threads, 4);
+            assert_eq!(o.pool_config().expect("config").threads(), 4);
             o.set("ChildMoveTime", Some("0")).expect("child movetime");
         }
         o.set("Evaluator", Some("builtin")).expect("evaluator");
         // Never below 1 MB; the user's own child Hash still wins.
         o.set("Hash", Some("1")).expect("hash");
         assert_eq!(
-            hash_of(&o.pool_config().expect("c").evaluator).as_deref(),
+            hash_of(
+                o.pool_config()
+                    .expect("c")
+                    .first(Role::Evaluator)
+                    .expect("evaluator")
+            )
+            .as_deref(),
             Some("1")
         );
         o.set("EvaluatorOptions", Some("Hash=128")).expect("set");
         assert_eq!(
-            hash_of(&o.pool_config().expect("c").evaluator).as_deref(),
+            hash_of(
+                o.pool_config()
+                    .expect("c")
+                    .first(Role::Evaluator)
+                    .expect("evaluator")
+            )
+            .as_deref(),
             Some("128")
         );
     }

@@ -491,7 +491,7 @@ impl Search {
         us: Color,
         overhead: Duration,
     ) -> Option<Outcome> {
-        if self.req.pool.config().threads >= 2 {
+        if self.req.pool.config().threads() >= 2 {
             let clock = ClockCell::default();
             let time = move_time(&self.req.go, us, overhead);
             let on_ponderhit = match time {
@@ -565,7 +565,7 @@ impl Search {
             start,
             soft: time.soft,
             hard: time.hard,
-            threads: pool.config().threads,
+            threads: pool.config().threads(),
             speed: pool.speed().unwrap_or(INITIAL_SPEED),
             call_cost: pool.call_cost(),
             clock: child_clock(&self.req.go, self.req.game.position().turn(), overhead),

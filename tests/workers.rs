@@ -1,0 +1,79 @@
+//! `Workers`: one pool over several command lines, each entry serving the
+//! evaluator role, the opponent role or both, over real children.
+
+mod common;
+
+use std::{sync::Arc, time::Duration};
+
+use common::{Mpcmc, SECOND, alive, assert_legal, children_of, position, stockfish};
+use mpcmc::{
+    children::Pool,
+    mpc::{ChildLimit, Game, Lookahead, Settings, decide},
+    uci::options::Options,
+};
+use shakmaty::{CastlingMode, Position};
+use tokio_util::sync::CancellationToken;
+
+const FEN: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_call_goes_to_a_worker_of_its_role() {
+    let mut options = Options::default();
+    let workers = format!("evaluator: builtin; opponent: {}", stockfish());
+    options.set("Workers", Some(&workers)).expect("workers");
+    let pool = Arc::new(Pool::start(options.pool_config().expect("config")));
+    pool.ready().await;
+    let game = Arc::new(Game::from_fen(FEN, CastlingMode::Standard).expect("fen"));
+    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+    let d = decide(
+        &pool,
+        &game,
+        &moves,
+        ChildLimit::Nodes(2000),
+        Settings::new(Lookahead::One),
+        &CancellationToken::new(),
+        &mut |_, _| {},
+    )
+    .await
+    .expect("a decision");
+    // Worker 1 is the built-in evaluator, worker 2 Stockfish as the
+    // opponent: each candidate's reply came from 2, its value from 1.
+    assert_eq!(d.root.as_ref().and_then(|r| r.slot), Some(1));
+    for c in &d.candidates {
+        let slots: Vec<_> = c.calls.iter().map(|r| r.slot).collect();
+        assert_eq!(slots, [Some(2), Some(1)], "{:?}", c.mv);
+    }
+    if let Ok(pool) = Arc::try_unwrap(pool) {
+        pool.shutdown().await;
+    }
+}
+
+#[test]
+fn a_game_over_a_mixed_pool_leaves_no_process_behind() {
+    let workers = format!("--workers=builtin *2; opponent: {} *1", stockfish());
+    let mut e = Mpcmc::start(&[&workers]);
+    e.handshake();
+    let mut moves: Vec<String> = Vec::new();
+    for go in ["go nodes 60000", "go wtime 3000 btime 3000 winc 50 binc 50"] {
+        e.send(&format!("position startpos moves {}", moves.join(" ")));
+        e.send(go);
+        let (mv, lines) = e.bestmove(20 * SECOND);
+        let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
+        assert_legal(&position(None, &refs), &mv);
+        assert!(
+            !lines.iter().any(|l| l.contains("child failure")),
+            "{lines:?}"
+        );
+        moves.push(mv);
+        let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
+        let reply = position(None, &refs).legal_moves()[0];
+        moves.push(shakmaty::uci::UciMove::from_standard(reply).to_string());
+    }
+    let children = children_of(e.pid());
+    assert!(!children.is_empty(), "Stockfish runs as a child process");
+    assert!(e.quit().success());
+    std::thread::sleep(Duration::from_millis(200));
+    for pid in children {
+        assert!(!alive(pid), "child {pid} left behind");
+    }
+}
