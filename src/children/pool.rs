@@ -273,14 +273,14 @@ impl Queue {
         queue
     }
 
-    /// Queues a search, placed on a worker.
+    /// Queues a search, placed on a worker; its place in the queue.
     fn push(
         &self,
         query: Query,
         cancel: CancellationToken,
         reply: oneshot::Sender<Result<Report, SearchError>>,
-    ) -> Result<(), ()> {
-        {
+    ) -> Result<(u8, u64), ()> {
+        let key = {
             let Ok(mut w) = self.waiting.lock() else {
                 return Err(());
             };
@@ -297,11 +297,20 @@ impl Queue {
                 prefer,
                 position,
             };
-            w.jobs.insert((job.query.urgency(), arrival), job);
-        }
+            let key = (job.query.urgency(), arrival);
+            w.jobs.insert(key, job);
+            key
+        };
         // Every idle worker looks: the job may be placed on any of them.
         self.wakeup.notify_waiters();
-        Ok(())
+        Ok(key)
+    }
+
+    /// Takes back the job at `key` if no worker has taken it yet.
+    fn withdraw(&self, key: (u8, u64)) -> bool {
+        self.waiting
+            .lock()
+            .is_ok_and(|mut w| w.jobs.remove(&key).is_some())
     }
 
     /// The next job for `worker` (which is idle until it gets one): the
@@ -585,10 +594,24 @@ impl Children for Pool {
 
     async fn search(&self, query: Query, cancel: CancellationToken) -> Result<Report, SearchError> {
         let (reply, answer) = oneshot::channel();
-        self.queue
-            .push(query.clone(), cancel, reply)
+        let key = self
+            .queue
+            .push(query.clone(), cancel.clone(), reply)
             .map_err(|()| SearchError::PoolClosed)?;
-        let result = answer.await.unwrap_or(Err(SearchError::PoolClosed));
+        tokio::pin!(answer);
+        // Cancelled while still queued (every worker busy, or starting its
+        // children), the search is taken back; once a worker has it, the
+        // worker stops it and answers with what it found.
+        let result = tokio::select! {
+            result = &mut answer => result,
+            () = cancel.cancelled() => {
+                if self.queue.withdraw(key) {
+                    return Err(SearchError::Cancelled);
+                }
+                answer.await
+            }
+        }
+        .unwrap_or(Err(SearchError::PoolClosed));
         if let Ok(report) = &result {
             self.measure(&query, report);
         }
@@ -810,7 +833,12 @@ impl Worker {
         cancel: &CancellationToken,
     ) -> Result<Report, SearchError> {
         self.catch_up_with_new_games().await;
-        let client = self.client(query.role).await?;
+        // Starting a child (a crashed one's replacement, a connection to
+        // another machine) is no search yet: the asker may stop waiting.
+        let client = tokio::select! {
+            client = self.client(query.role) => client?,
+            () = cancel.cancelled() => return Err(SearchError::Cancelled),
+        };
         let result = client.search(query, cancel).await;
         if let Err(e) = &result
             && e.needs_restart()
@@ -898,7 +926,7 @@ mod tests {
         queue: &Queue,
         query: Query,
     ) -> (
-        Result<(), ()>,
+        Result<(u8, u64), ()>,
         oneshot::Receiver<Result<Report, SearchError>>,
     ) {
         let (reply, rx) = oneshot::channel();

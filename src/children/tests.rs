@@ -409,6 +409,31 @@ fn pool_of(evaluator: &str, opponent: &str, threads: usize, heard: &Heard) -> Po
     )
 }
 
+/// A child still starting (a restart, a slow connection to another host)
+/// does not hold a search its asker has given up on.
+#[tokio::test(start_paused = true)]
+async fn a_search_waiting_for_its_child_to_start_ends_when_cancelled() {
+    let heard = Heard::default();
+    let pool = pool_of("--stall-on-uci", "--stall-on-uci", 1, &heard);
+    let cancel = CancellationToken::new();
+    let asked = tokio::time::Instant::now();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stop.cancel();
+    });
+    let result = pool
+        .search(startpos_query(ChildLimit::Nodes(100)), cancel)
+        .await;
+    assert!(matches!(result, Err(SearchError::Cancelled)), "{result:?}");
+    assert!(
+        asked.elapsed() < Duration::from_millis(200),
+        "{:?}",
+        asked.elapsed()
+    );
+    pool.shutdown().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn pool_retries_a_crashed_child_once_then_fails() {
     let heard = Heard::default();

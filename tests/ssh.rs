@@ -1,0 +1,232 @@
+//! Children on other "hosts", reached through a real OpenSSH server on the
+//! loopback address: a decision over a mixed pool, a connection killed
+//! mid-search, a host that refuses connections, and `quit` leaving no
+//! process on either side. Each test starts its own `sshd` (a host key and
+//! a client key made for the run, a free loopback port) and stops it.
+
+mod common;
+
+use std::{
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use common::{Mpcmc, SECOND, alive, assert_legal, children_of, position, stockfish};
+use shakmaty::Position;
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// An `sshd` on 127.0.0.1 that lets in one key made for it.
+struct Sshd {
+    daemon: Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+/// A loopback port nothing listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+fn keygen(path: &Path) {
+    let ok = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", ""])
+        .arg("-f")
+        .arg(path)
+        .status()
+        .expect("ssh-keygen runs")
+        .success();
+    assert!(ok, "ssh-keygen made {}", path.display());
+}
+
+impl Sshd {
+    fn start(name: &str) -> Sshd {
+        assert!(
+            Path::new(SSHD).is_file(),
+            "these tests need an OpenSSH server at {SSHD}: apt-get install -y openssh-server"
+        );
+        let dir = std::env::temp_dir().join(format!("mpcmc-sshd-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("sshd dir");
+        // sshd run as root wants its privilege separation directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        keygen(&dir.join("host_key"));
+        keygen(&dir.join("client_key"));
+        std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys"))
+            .expect("authorized_keys");
+        let port = free_port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
+             AuthorizedKeysFile {dir}/authorized_keys\nPasswordAuthentication no\n\
+             KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nStrictModes no\n\
+             UsePAM no\nPidFile {dir}/sshd.pid\nLogLevel ERROR\n",
+            dir = dir.display()
+        );
+        std::fs::write(dir.join("sshd_config"), config).expect("sshd_config");
+        let daemon = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sshd starts");
+        let sshd = Sshd { daemon, dir, port };
+        // Listening within a few seconds.
+        let deadline = Instant::now() + 10 * SECOND;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "sshd listens on {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        sshd
+    }
+
+    /// The command line that runs `program` on this "host".
+    fn command(&self, program: &str) -> String {
+        ssh_to(self.port, &self.dir.join("client_key"), program)
+    }
+
+    /// Every process the daemon started (its per-connection sessions and
+    /// what they run), deepest last.
+    fn descendants(&self) -> Vec<u32> {
+        let mut found = Vec::new();
+        let mut frontier = vec![self.daemon.id()];
+        while let Some(pid) = frontier.pop() {
+            for child in children_of(pid) {
+                found.push(child);
+                frontier.push(child);
+            }
+        }
+        found
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `ssh` to a loopback port with a key, never asking anything.
+fn ssh_to(port: u16, key: &Path, program: &str) -> String {
+    format!(
+        "ssh -p {port} -i {} -o BatchMode=yes -o StrictHostKeyChecking=no \
+         -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=5 \
+         127.0.0.1 {program}",
+        key.display()
+    )
+}
+
+/// Plays `plies` of our moves from the start position (the opponent's reply
+/// the first legal move), each under `go`, asserting each move legal and
+/// answered within `within`; returns the transcript's last lines.
+fn play(e: &mut Mpcmc, go: &str, plies: usize, within: Duration) -> Vec<String> {
+    let mut moves: Vec<String> = Vec::new();
+    let mut last = Vec::new();
+    for _ in 0..plies {
+        e.send(&format!("position startpos moves {}", moves.join(" ")));
+        let asked = Instant::now();
+        e.send(go);
+        let (mv, lines) = e.bestmove(within + 5 * SECOND);
+        assert!(
+            asked.elapsed() <= within,
+            "{go} answered in {:?}",
+            asked.elapsed()
+        );
+        let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
+        assert_legal(&position(None, &refs), &mv);
+        moves.push(mv);
+        let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
+        let reply = position(None, &refs).legal_moves()[0];
+        moves.push(shakmaty::uci::UciMove::from_standard(reply).to_string());
+        last = lines;
+    }
+    last
+}
+
+/// Waits until none of `pids` is alive (or fails after a few seconds).
+fn all_gone(pids: &[u32], what: &str) {
+    let deadline = Instant::now() + 5 * SECOND;
+    while pids.iter().any(|&p| alive(p)) {
+        assert!(Instant::now() < deadline, "{what} left behind: {pids:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_pool_over_two_hosts_and_this_machine_plays_and_quits_cleanly() {
+    let (a, b) = (Sshd::start("a"), Sshd::start("b"));
+    let sf = stockfish();
+    let workers = format!(
+        "--workers=builtin *1; {} *1; opponent: {} *1",
+        a.command(sf),
+        b.command(sf)
+    );
+    let mut e = Mpcmc::start(&[&workers]);
+    e.handshake();
+    let lines = play(&mut e, "go movetime 1500", 2, 3 * SECOND);
+    assert!(
+        !lines.iter().any(|l| l.contains("child failure")),
+        "{lines:?}"
+    );
+    // Stockfish runs on both "hosts".
+    let (on_a, on_b) = (a.descendants(), b.descendants());
+    assert!(!on_a.is_empty() && !on_b.is_empty(), "{on_a:?} {on_b:?}");
+    let ours = children_of(e.pid());
+    assert!(e.quit().success());
+    all_gone(&ours, "ssh clients");
+    all_gone(&on_a, "processes on host a");
+    all_gone(&on_b, "processes on host b");
+}
+
+#[test]
+fn a_connection_killed_mid_search_still_gives_a_legal_move_in_time() {
+    let host = Sshd::start("kill");
+    let workers = format!("--workers=builtin *1; {} *2", host.command(stockfish()));
+    let mut e = Mpcmc::start(&[&workers]);
+    e.handshake();
+    play(&mut e, "go movetime 500", 1, 2 * SECOND);
+    e.send("position startpos moves e2e4 e7e5");
+    let asked = Instant::now();
+    e.send("go movetime 2000");
+    std::thread::sleep(Duration::from_millis(600));
+    // Kill every session on the host: the connections drop mid-search.
+    let sessions = host.descendants();
+    assert!(!sessions.is_empty(), "sessions on the host");
+    for pid in &sessions {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+    let (mv, _) = e.bestmove(10 * SECOND);
+    assert!(
+        asked.elapsed() < 3 * SECOND,
+        "answered in {:?}",
+        asked.elapsed()
+    );
+    assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+    // And it goes on playing.
+    play(&mut e, "go movetime 500", 1, 2 * SECOND);
+    assert!(e.quit().success());
+}
+
+#[test]
+fn a_host_that_refuses_connections_does_not_stop_the_others() {
+    let host = Sshd::start("up");
+    let key = host.dir.join("client_key");
+    // Nothing listens on this port.
+    let refused = ssh_to(free_port(), &key, stockfish());
+    let workers = format!(
+        "--workers=builtin *1; {} *1; {refused} *1",
+        host.command(stockfish())
+    );
+    let mut e = Mpcmc::start(&[&workers]);
+    e.handshake();
+    play(&mut e, "go movetime 800", 2, 2 * SECOND);
+    assert!(e.quit().success());
+}
