@@ -139,6 +139,9 @@ struct Job {
     position: u64,
 }
 
+/// A job's place in the queue: its urgency, then its arrival.
+type JobKey = (u8, u64);
+
 /// Jobs waiting for a worker: most urgent first, then first come, each
 /// worker taking the ones placed on it before any other.
 #[derive(Default)]
@@ -150,7 +153,7 @@ struct Queue {
 #[derive(Default)]
 struct Waiting {
     /// By `(urgency, arrival)`: iteration order is service order.
-    jobs: BTreeMap<(u8, u64), Job>,
+    jobs: BTreeMap<JobKey, Job>,
     arrivals: u64,
     closed: bool,
     placement: Placement,
@@ -279,7 +282,7 @@ impl Queue {
         query: Query,
         cancel: CancellationToken,
         reply: oneshot::Sender<Result<Report, SearchError>>,
-    ) -> Result<(u8, u64), ()> {
+    ) -> Result<JobKey, ()> {
         let key = {
             let Ok(mut w) = self.waiting.lock() else {
                 return Err(());
@@ -307,7 +310,7 @@ impl Queue {
     }
 
     /// Takes back the job at `key` if no worker has taken it yet.
-    fn withdraw(&self, key: (u8, u64)) -> bool {
+    fn withdraw(&self, key: JobKey) -> bool {
         self.waiting
             .lock()
             .is_ok_and(|mut w| w.jobs.remove(&key).is_some())
@@ -926,7 +929,7 @@ mod tests {
         queue: &Queue,
         query: Query,
     ) -> (
-        Result<(u8, u64), ()>,
+        Result<JobKey, ()>,
         oneshot::Receiver<Result<Report, SearchError>>,
     ) {
         let (reply, rx) = oneshot::channel();
