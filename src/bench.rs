@@ -54,8 +54,8 @@ pub struct BenchArgs {
     /// Instead: this many slots of simulated children (searches that take
     /// time in proportion to the nodes asked, over a network), to measure
     /// the scheduler at scale.
-    #[arg(long)]
-    simulate: Option<usize>,
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    simulate: Option<u32>,
     /// The simulated network's round trip, in milliseconds.
     #[arg(long, default_value_t = 2.0)]
     latency_ms: f64,
@@ -81,7 +81,7 @@ pub async fn run(
             speed: args.speed,
             latency: Duration::from_secs_f64(args.latency_ms.max(0.0) / 1000.0),
         };
-        return simulate(&options, slots, network, &games, out).await;
+        return simulate(&options, slots as usize, network, &games, out).await;
     }
     writeln!(
         out,
@@ -292,17 +292,19 @@ async fn simulate(
         simulated(network, searches.clone()),
     ));
     pool.ready().await;
+    let measured = pool.round_trip();
     // Every chain: the first level's plies, then two calls a deeper level.
     let chain = settings.lookahead.plies() + 2 * (settings.lookahead.levels() - 1);
     let critical = network.call(options.child_nodes) * chain;
     writeln!(
         out,
         "mpcmc bench --simulate {slots}: {}-step, {} nodes a call at {} nodes/s, \
-         round trip {:?}: a call takes {:.1} ms, the critical path {:.1} ms",
+         round trip {:?} (measured {:.1} ms): a call takes {:.1} ms, the critical path {:.1} ms",
         settings.lookahead.name(),
         options.child_nodes,
         network.speed,
         network.latency,
+        ms(measured),
         ms(network.call(options.child_nodes)),
         ms(critical),
     )?;

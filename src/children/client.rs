@@ -215,6 +215,9 @@ pub struct Client {
     /// A `go` was sent and its `bestmove` not read yet (a search future was
     /// dropped mid-way): the next command first stops and drains it.
     searching: bool,
+    /// The latest `isready` … `readyok`: what any answer costs beyond the
+    /// child's work (pipes; for a child on another machine, the network).
+    pub round_trip: Duration,
 }
 
 impl Client {
@@ -280,6 +283,7 @@ impl Client {
             castling: config.castling,
             clear_hash: config.clear_hash,
             searching: false,
+            round_trip: Duration::ZERO,
         };
         client.uci().await?;
         for (name, value) in &config.options {
@@ -307,6 +311,9 @@ impl Client {
                 ),
             }
         }
+        client.isready(READY_TIMEOUT).await?;
+        // The first `isready` may wait for a network file to load; the
+        // second is the round trip alone.
         client.isready(READY_TIMEOUT).await?;
         tracing::debug!("{} is ready: {:?}", client.label, client.name);
         Ok(client)
@@ -341,6 +348,7 @@ impl Client {
         loop {
             if let EngineLine::ReadyOk = self.read_line(sent, timeout, "readyok", "isready").await?
             {
+                self.round_trip = sent.elapsed();
                 return Ok(());
             }
         }

@@ -398,10 +398,15 @@ pub struct Pool {
     call_cost: std::sync::Mutex<Recent<Duration>>,
     /// Nodes per second of the children's searches.
     speed: std::sync::Mutex<Recent<u64>>,
+    /// Each worker's latest round trip to its children (the slower one).
+    round_trips: RoundTrips,
     /// Counts `ucinewgame`s: a worker whose children have not seen the
     /// latest clears them before its next search.
     games: Arc<AtomicU64>,
 }
+
+/// Each worker's latest round trip to its children, by worker (0-based).
+type RoundTrips = Arc<std::sync::Mutex<Vec<Duration>>>;
 
 /// The call cost assumed before any call was measured.
 const INITIAL_CALL_COST: Duration = Duration::from_millis(1);
@@ -475,6 +480,8 @@ impl Pool {
         let started_tx = Arc::new(started_tx);
         let closing = CancellationToken::new();
         let tables = Tables::new(&config);
+        let round_trips: RoundTrips =
+            Arc::new(std::sync::Mutex::new(vec![Duration::ZERO; groups.len()]));
         let workers = groups
             .into_iter()
             .enumerate()
@@ -490,6 +497,7 @@ impl Pool {
                     connect: connect.clone(),
                     games: games.clone(),
                     game: 0,
+                    round_trips: round_trips.clone(),
                 };
                 tokio::spawn(worker.run(queue.clone(), started_tx.clone()))
             })
@@ -503,6 +511,7 @@ impl Pool {
             started,
             call_cost: std::sync::Mutex::new(Recent::new()),
             speed: std::sync::Mutex::new(Recent::new()),
+            round_trips,
             games,
         }
     }
@@ -536,6 +545,18 @@ impl Pool {
     /// (`None` before a search long enough to tell).
     pub fn speed(&self) -> Option<u64> {
         self.speed.lock().ok().and_then(|s| s.median())
+    }
+
+    /// The slowest worker's latest round trip to its children (`isready`
+    /// … `readyok`, at its start and at each new game): what a `stop` may
+    /// take to be answered, beyond the child's own reaction. Remote
+    /// children make it large; the clock keeps it in reserve.
+    pub fn round_trip(&self) -> Duration {
+        self.round_trips
+            .lock()
+            .ok()
+            .and_then(|r| r.iter().max().copied())
+            .unwrap_or_default()
     }
 
     /// Folds one finished call into the cost estimate.
@@ -729,6 +750,14 @@ impl Child {
         }
     }
 
+    /// What an answer costs beyond the child's work: nothing in process.
+    fn round_trip(&self) -> Duration {
+        match self {
+            Child::Uci(client) => client.round_trip,
+            Child::Builtin(_) => Duration::ZERO,
+        }
+    }
+
     /// `ucinewgame`: forget what was learned.
     async fn new_game(&mut self) -> Result<(), ChildError> {
         match self {
@@ -755,6 +784,7 @@ struct Worker {
     /// The pool's `ucinewgame` count, and the one this worker's children saw.
     games: Arc<AtomicU64>,
     game: u64,
+    round_trips: RoundTrips,
 }
 
 impl Worker {
@@ -873,6 +903,7 @@ impl Worker {
                 }
             }
         }
+        self.publish_round_trip(None);
     }
 
     fn slot(&mut self, role: Role) -> &mut Option<Child> {
@@ -905,7 +936,25 @@ impl Worker {
             Some(child) => child,
             None => Child::start(&config, label, table, &self.connect).await?,
         };
+        self.publish_round_trip(Some(&child));
         Ok(self.slot(role).insert(child))
+    }
+
+    /// Keeps the pool's view of this worker's round trip current: the
+    /// slower of its children's, the latest of each.
+    fn publish_round_trip(&self, latest: Option<&Child>) {
+        let slowest = [&self.evaluator, &self.opponent]
+            .into_iter()
+            .flatten()
+            .chain(latest)
+            .map(Child::round_trip)
+            .max()
+            .unwrap_or_default();
+        if let Ok(mut r) = self.round_trips.lock()
+            && let Some(mine) = r.get_mut(self.n - 1)
+        {
+            *mine = slowest;
+        }
     }
 }
 

@@ -212,4 +212,21 @@ mod tests {
         assert_eq!(logged.len(), 1);
         assert!(logged[0].1 - logged[0].0 >= network.call(20_000));
     }
+
+    #[tokio::test]
+    async fn the_pool_knows_its_slowest_round_trip() {
+        let network = Network {
+            speed: 1_000_000,
+            latency: Duration::from_millis(30),
+        };
+        let child = ChildConfig::new("simulated");
+        let config = crate::children::PoolConfig::new(child.clone(), child, 2);
+        let pool =
+            crate::children::Pool::start_with(config, simulated(network, Searches::default()));
+        pool.ready().await;
+        let rtt = pool.round_trip();
+        assert!(rtt >= network.latency, "{rtt:?}");
+        assert!(rtt < network.latency * 4, "{rtt:?}");
+        pool.shutdown().await;
+    }
 }

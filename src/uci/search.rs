@@ -184,8 +184,9 @@ enum Work {
     Rounds(Box<RoundPlan>),
 }
 
-fn plan(go: &Go, options: &Options, us: Color, moves: usize) -> Plan {
-    let overhead = Duration::from_millis(options.move_overhead);
+/// How `go` is budgeted; `overhead` is what the clock keeps in reserve
+/// ([`Search::overhead`]).
+fn plan(go: &Go, options: &Options, us: Color, moves: usize, overhead: Duration) -> Plan {
     let pass = |limit| Plan::Fixed(Work::Pass(limit));
     if options.child_nodes > 0 {
         return pass(ChildLimit::Nodes(options.child_nodes));
@@ -341,9 +342,10 @@ impl Search {
             return None;
         }
         let us = self.req.game.position().turn();
-        let overhead = Duration::from_millis(self.req.options.move_overhead);
+        let overhead = self.overhead();
         let settings = self.req.options.settings();
-        let result = match plan(&self.req.go, &self.req.options, us, self.candidates.len()) {
+        let moves = self.candidates.len();
+        let result = match plan(&self.req.go, &self.req.options, us, moves, overhead) {
             Plan::Fixed(work) => {
                 // Pondering, the clock is not ours until `ponderhit`.
                 let ends = if self.req.go.ponder {
@@ -383,6 +385,14 @@ impl Search {
         }
         self.trace(&o);
         Some(o.decision)
+    }
+
+    /// What the clock keeps in reserve beyond the children's searches:
+    /// `MoveOverhead` (the GUI's and the pipes' delay) and the slowest
+    /// child's round trip (a child on another machine answers `stop` that
+    /// much later).
+    fn overhead(&self) -> Duration {
+        Duration::from_millis(self.req.options.move_overhead) + self.req.pool.round_trip()
     }
 
     /// The decision's trace, kept until its `bestmove` is out, when
@@ -559,7 +569,7 @@ impl Search {
     ) -> Result<Outcome, String> {
         let deadline = start + time.hard;
         self.deadline = Some(deadline);
-        let overhead = Duration::from_millis(self.req.options.move_overhead);
+        let overhead = self.overhead();
         let pool = &self.req.pool;
         let budget = TimedBudget {
             start,
