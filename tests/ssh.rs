@@ -18,6 +18,16 @@ use shakmaty::Position;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
+/// One SSH test at a time: each runs an sshd, Stockfish on its "hosts" and
+/// mpcmc, and the clock assertions want the two cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// An `sshd` on 127.0.0.1 that lets in one key made for it.
 struct Sshd {
     daemon: Child,
@@ -69,18 +79,29 @@ impl Sshd {
         );
         std::fs::write(dir.join("sshd_config"), config).expect("sshd_config");
         let daemon = Command::new(SSHD)
-            .args(["-D", "-e", "-f"])
+            .arg("-D")
+            .arg("-E")
+            .arg(dir.join("sshd.log"))
+            .arg("-f")
             .arg(dir.join("sshd_config"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("sshd starts");
-        let sshd = Sshd { daemon, dir, port };
+        let mut sshd = Sshd { daemon, dir, port };
         // Listening within a few seconds.
         let deadline = Instant::now() + 10 * SECOND;
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "sshd listens on {port}");
+            let log = || std::fs::read_to_string(sshd.dir.join("sshd.log")).unwrap_or_default();
+            if let Ok(Some(status)) = sshd.daemon.try_wait() {
+                panic!("sshd exited ({status}): {}", log());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "sshd listens on {port}: {}",
+                log()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         sshd
@@ -108,6 +129,10 @@ impl Sshd {
 
 impl Drop for Sshd {
     fn drop(&mut self) {
+        // Sessions and what they run first (a failed test leaves them).
+        for pid in self.descendants() {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        }
         let _ = self.daemon.kill();
         let _ = self.daemon.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -117,7 +142,7 @@ impl Drop for Sshd {
 /// `ssh` to a loopback port with a key, never asking anything.
 fn ssh_to(port: u16, key: &Path, program: &str) -> String {
     format!(
-        "ssh -p {port} -i {} -o BatchMode=yes -o StrictHostKeyChecking=no \
+        "ssh -F /dev/null -p {port} -i {} -o BatchMode=yes -o StrictHostKeyChecking=no \
          -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=5 \
          127.0.0.1 {program}",
         key.display()
@@ -162,6 +187,7 @@ fn all_gone(pids: &[u32], what: &str) {
 
 #[test]
 fn a_pool_over_two_hosts_and_this_machine_plays_and_quits_cleanly() {
+    let _one = one_at_a_time();
     let (a, b) = (Sshd::start("a"), Sshd::start("b"));
     let sf = stockfish();
     let workers = format!(
@@ -188,6 +214,7 @@ fn a_pool_over_two_hosts_and_this_machine_plays_and_quits_cleanly() {
 
 #[test]
 fn a_connection_killed_mid_search_still_gives_a_legal_move_in_time() {
+    let _one = one_at_a_time();
     let host = Sshd::start("kill");
     let workers = format!("--workers=builtin *1; {} *2", host.command(stockfish()));
     let mut e = Mpcmc::start(&[&workers]);
@@ -217,16 +244,30 @@ fn a_connection_killed_mid_search_still_gives_a_legal_move_in_time() {
 
 #[test]
 fn a_host_that_refuses_connections_does_not_stop_the_others() {
+    let _one = one_at_a_time();
     let host = Sshd::start("up");
     let key = host.dir.join("client_key");
-    // Nothing listens on this port.
+    // Nothing listens on this port. First in the list: the root search
+    // would be placed there if it were up.
     let refused = ssh_to(free_port(), &key, stockfish());
     let workers = format!(
-        "--workers=builtin *1; {} *1; {refused} *1",
+        "--workers={refused} *1; builtin *1; {} *1",
         host.command(stockfish())
     );
     let mut e = Mpcmc::start(&[&workers]);
     e.handshake();
-    play(&mut e, "go movetime 800", 2, 2 * SECOND);
+    let lines = play(&mut e, "go movetime 800", 2, 2 * SECOND);
+    // The evaluator's root search ran (on a worker that is up), every
+    // candidate was valued, and the user was told once.
+    let said = e.transcript.join("\n");
+    assert!(said.contains("info string worker 1 is down"), "{said}");
+    assert!(
+        lines.iter().any(|l| l.contains("; root search depth")),
+        "{lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("child failure")),
+        "{lines:?}"
+    );
     assert!(e.quit().success());
 }

@@ -174,6 +174,9 @@ struct Waiting {
 struct Placement {
     /// The roles each worker serves ([`role_index`]).
     serves: Vec<[bool; 2]>,
+    /// Workers whose children cannot be started now: no call is placed
+    /// on them, and the calls placed before go to others.
+    down: Vec<bool>,
     /// The worker of the root searches, once there was one.
     root: Option<usize>,
     /// Positions searched lately, by the worker that searched them.
@@ -191,7 +194,7 @@ impl Placement {
     /// that serves the query's role (when any does).
     fn place(&mut self, query: &Query) -> (usize, u64) {
         let role = role_index(query.role);
-        let can = |w: &usize| self.serves.get(*w).is_some_and(|s| s[role]);
+        let can = |w: &usize| self.up(*w, role);
         let position = game::hash(&query.position());
         if query.is_root() {
             if let Some(w) = self.root.filter(can) {
@@ -230,17 +233,27 @@ impl Placement {
         (w, position)
     }
 
-    /// The next worker in turn that serves `role` (0 if none does).
+    /// The next worker in turn that serves `role` and is up (else one
+    /// that serves it, else 0).
     fn next_serving(&mut self, role: usize) -> usize {
         let workers = self.serves.len().max(1);
+        let mut fallback = None;
         for _ in 0..workers {
             let w = self.next % workers;
             self.next = self.next.wrapping_add(1);
-            if self.serves.get(w).is_some_and(|s| s[role]) {
+            if self.up(w, role) {
                 return w;
             }
+            if self.serves.get(w).is_some_and(|s| s[role]) {
+                fallback.get_or_insert(w);
+            }
         }
-        0
+        fallback.unwrap_or(0)
+    }
+
+    /// Worker `w` serves role `role` ([`role_index`]) and is not down.
+    fn up(&self, w: usize, role: usize) -> bool {
+        self.serves.get(w).is_some_and(|s| s[role]) && !self.down.get(w).is_some_and(|d| *d)
     }
 
     fn searched_by(&mut self, position: u64, worker: usize) {
@@ -271,6 +284,7 @@ impl Queue {
         let queue = Queue::default();
         if let Ok(mut w) = queue.waiting.lock() {
             w.busy = vec![false; serves.len()];
+            w.placement.down = vec![false; serves.len()];
             w.placement.serves = serves;
         }
         queue
@@ -309,6 +323,38 @@ impl Queue {
         Ok(key)
     }
 
+    /// Marks `worker` down (its children cannot be started) or up again.
+    fn set_down(&self, worker: usize, down: bool) {
+        if let Ok(mut w) = self.waiting.lock()
+            && let Some(d) = w.placement.down.get_mut(worker)
+        {
+            *d = down;
+        }
+        // Its calls may now go to an idle worker.
+        self.wakeup.notify_waiters();
+    }
+
+    /// Gives `job`, which worker `from` could not search, to another worker
+    /// of its role that is up; the job back when there is none.
+    fn hand_over(&self, mut job: Job, from: usize) -> Option<Job> {
+        let Ok(mut w) = self.waiting.lock() else {
+            return Some(job);
+        };
+        let role = role_index(job.query.role);
+        let others = (0..w.placement.serves.len()).any(|o| o != from && w.placement.up(o, role));
+        if w.closed || !others {
+            return Some(job);
+        }
+        let (prefer, _) = w.placement.place(&job.query);
+        job.prefer = prefer;
+        let arrival = w.arrivals;
+        w.arrivals += 1;
+        w.jobs.insert((job.query.urgency(), arrival), job);
+        drop(w);
+        self.wakeup.notify_waiters();
+        None
+    }
+
     /// Takes back the job at `key` if no worker has taken it yet.
     fn withdraw(&self, key: JobKey) -> bool {
         self.waiting
@@ -332,7 +378,11 @@ impl Queue {
                 }
                 let key = {
                     // Closed, any job goes: it is only answered `Cancelled`.
-                    let busy = |j: &Job| w.closed || w.busy.get(j.prefer).is_none_or(|b| *b);
+                    let busy = |j: &Job| {
+                        w.closed
+                            || w.busy.get(j.prefer).is_none_or(|b| *b)
+                            || w.placement.down.get(j.prefer).is_some_and(|d| *d)
+                    };
                     let serves = |j: &Job| {
                         w.closed
                             || w.placement
@@ -400,10 +450,20 @@ pub struct Pool {
     speed: std::sync::Mutex<Recent<u64>>,
     /// Each worker's latest round trip to its children (the slower one).
     round_trips: RoundTrips,
+    /// What the workers have to tell the user, not yet told.
+    news: News,
     /// Counts `ucinewgame`s: a worker whose children have not seen the
     /// latest clears them before its next search.
     games: Arc<AtomicU64>,
 }
+
+/// A down worker's first wait before it tries its children again.
+const DOWN_WAIT_FIRST: Duration = Duration::from_secs(1);
+/// Its longest wait: the wait doubles with every failed try, up to this.
+const DOWN_WAIT_MAX: Duration = Duration::from_secs(60);
+
+/// Lines for the user from the workers (a worker down, up again).
+type News = Arc<std::sync::Mutex<Vec<String>>>;
 
 /// Each worker's latest round trip to its children, by worker (0-based).
 type RoundTrips = Arc<std::sync::Mutex<Vec<Duration>>>;
@@ -480,6 +540,7 @@ impl Pool {
         let started_tx = Arc::new(started_tx);
         let closing = CancellationToken::new();
         let tables = Tables::new(&config);
+        let news = News::default();
         let round_trips: RoundTrips =
             Arc::new(std::sync::Mutex::new(vec![Duration::ZERO; groups.len()]));
         let workers = groups
@@ -498,6 +559,7 @@ impl Pool {
                     games: games.clone(),
                     game: 0,
                     round_trips: round_trips.clone(),
+                    news: news.clone(),
                 };
                 tokio::spawn(worker.run(queue.clone(), started_tx.clone()))
             })
@@ -512,6 +574,7 @@ impl Pool {
             call_cost: std::sync::Mutex::new(Recent::new()),
             speed: std::sync::Mutex::new(Recent::new()),
             round_trips,
+            news,
             games,
         }
     }
@@ -545,6 +608,15 @@ impl Pool {
     /// (`None` before a search long enough to tell).
     pub fn speed(&self) -> Option<u64> {
         self.speed.lock().ok().and_then(|s| s.median())
+    }
+
+    /// What the workers have told since the last call (a worker down, up
+    /// again): the session says it in `info string`s.
+    pub fn news(&self) -> Vec<String> {
+        self.news
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
     }
 
     /// The slowest worker's latest round trip to its children (`isready`
@@ -785,56 +857,66 @@ struct Worker {
     games: Arc<AtomicU64>,
     game: u64,
     round_trips: RoundTrips,
+    news: News,
 }
 
 impl Worker {
     async fn run(mut self, queue: Arc<Queue>, started: Arc<watch::Sender<usize>>) {
-        // Start the children now; a failure here shows again on first use.
-        for role in [Role::Evaluator, Role::Opponent] {
-            if !self.config.serves(role) {
-                continue;
-            }
-            if let Err(e) = self.client(role).await {
-                tracing::warn!("worker {}: {e}", self.n);
-            }
-        }
+        // Start the children now; a worker that cannot is down from the
+        // start, and the others play without it.
+        let first = self.start_children().await;
         started.send_modify(|n| *n += 1);
         drop(started);
-        loop {
-            let job = queue.pop(self.n - 1).await;
-            let Some(Job {
-                query,
-                cancel: asked_cancel,
-                mut reply,
-                position,
-                ..
-            }) = job
-            else {
+        if let Err(e) = first {
+            self.down(&queue, &e.to_string()).await;
+        }
+        'jobs: loop {
+            let Some(mut job) = queue.pop(self.n - 1).await else {
                 break;
             };
-            if asked_cancel.is_cancelled() || reply.is_closed() || self.closing.is_cancelled() {
-                let _ = reply.send(Err(SearchError::Cancelled));
+            if job.cancel.is_cancelled() || job.reply.is_closed() || self.closing.is_cancelled() {
+                let _ = job.reply.send(Err(SearchError::Cancelled));
                 continue;
             }
             // The search stops when the asker cancels, stops waiting (its
             // future was dropped), or the pool closes.
             let cancel = CancellationToken::new();
             let (closing, n) = (self.closing.clone(), self.n);
-            let mut result = Err(SearchError::Cancelled);
-            for attempt in 0..2 {
-                let search = self.search(&query, &cancel);
+            let mut attempt = 0;
+            let result = loop {
+                // A child that cannot be started: the call goes to another
+                // worker of its role (or fails, when none is up), and this
+                // one is down until its children start again.
+                if let Err(e) = self.start_child(job.query.role, &job.cancel).await {
+                    let fault = match e {
+                        SearchError::Child(fault) => fault,
+                        other => {
+                            let _ = job.reply.send(Err(other));
+                            continue 'jobs;
+                        }
+                    };
+                    let why = fault.to_string();
+                    queue.set_down(n - 1, true);
+                    if let Some(job) = queue.hand_over(job, n - 1) {
+                        let _ = job.reply.send(Err(SearchError::Child(fault)));
+                    }
+                    self.down(&queue, &why).await;
+                    continue 'jobs;
+                }
+                let search = self.search(&job.query, &cancel);
                 tokio::pin!(search);
-                result = loop {
+                let result = loop {
                     tokio::select! {
                         r = &mut search => break r,
-                        _ = asked_cancel.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
-                        _ = reply.closed(), if !cancel.is_cancelled() => cancel.cancel(),
+                        _ = job.cancel.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                        _ = job.reply.closed(), if !cancel.is_cancelled() => cancel.cancel(),
                         _ = closing.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
                     }
                 };
-                // A crash or a bad answer is tried once more on a fresh child;
-                // a stall is not: it already cost a whole deadline, and the
-                // decision goes on without it.
+                // A crash or a bad answer is tried once more on a fresh child
+                // (or, when none can be started, on another worker); a stall
+                // is not: it already cost a whole deadline, and the decision
+                // goes on without it.
                 match &result {
                     Err(
                         e @ SearchError::Child(
@@ -842,21 +924,84 @@ impl Worker {
                         ),
                     ) if attempt == 0 && !cancel.is_cancelled() => {
                         tracing::warn!("worker {n}: {e}; restarting the child and trying again");
+                        attempt += 1;
                     }
-                    _ => break,
+                    _ => break result,
                 }
-            }
+            };
+            let mut result = result;
             if let Ok(report) = &mut result {
                 report.slot = Some(self.n);
-                queue.searched_by(position, self.n - 1);
+                queue.searched_by(job.position, self.n - 1);
             }
-            let _ = reply.send(result);
+            let _ = job.reply.send(result);
         }
         for client in [self.evaluator.take(), self.opponent.take()]
             .into_iter()
             .flatten()
         {
             client.quit(QUIT_TIMEOUT).await;
+        }
+    }
+
+    /// Starts a child for every role the worker serves that has none.
+    async fn start_children(&mut self) -> Result<(), ChildError> {
+        for role in [Role::Evaluator, Role::Opponent] {
+            if self.config.serves(role) {
+                self.client(role).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The child for `role`, started if needed; a start is no search yet,
+    /// so the asker may stop waiting (`cancel`).
+    async fn start_child(
+        &mut self,
+        role: Role,
+        cancel: &CancellationToken,
+    ) -> Result<(), SearchError> {
+        tokio::select! {
+            started = self.client(role) => started.map(|_| ()).map_err(SearchError::from),
+            () = cancel.cancelled() => Err(SearchError::Cancelled),
+        }
+    }
+
+    /// Down: its children cannot be started (a host that refuses or drops
+    /// connections, a command that fails). Says so, then tries again after
+    /// a wait that doubles each time, up to [`DOWN_WAIT_MAX`], until its
+    /// children start (it is up again) or the pool closes.
+    async fn down(&mut self, queue: &Queue, why: &str) {
+        queue.set_down(self.n - 1, true);
+        let mut wait = DOWN_WAIT_FIRST;
+        self.say(format!(
+            "worker {} is down ({why}); its calls go to the others, trying again in {wait:?}",
+            self.n
+        ));
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = self.closing.cancelled() => return,
+            }
+            match self.start_children().await {
+                Ok(()) => {
+                    queue.set_down(self.n - 1, false);
+                    self.say(format!("worker {} is up again", self.n));
+                    return;
+                }
+                Err(e) => {
+                    wait = (wait * 2).min(DOWN_WAIT_MAX);
+                    tracing::warn!("worker {} still down ({e}); next try in {wait:?}", self.n);
+                }
+            }
+        }
+    }
+
+    /// A line for the user (`info string`, through [`Pool::news`]).
+    fn say(&self, line: String) {
+        tracing::warn!("{line}");
+        if let Ok(mut news) = self.news.lock() {
+            news.push(line);
         }
     }
 

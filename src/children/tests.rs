@@ -16,6 +16,7 @@ use crate::{
         ChildConfig, ChildError, Client, Pool, PoolConfig, SearchError,
         client::{Connect, Connecting, HANDSHAKE_TIMEOUT, STOP_TIMEOUT, stall_deadline},
         fake::{Heard, connect, fakes},
+        pool::WorkerGroup,
     },
     mpc::{ChildLimit, Children, Game, Query, Report, Role, Value},
 };
@@ -363,7 +364,9 @@ async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
     settle().await;
     let position = "position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 f8c5 e1g1 g8f6";
     let search = ["ucinewgame", "isready", position, "go nodes 1000"];
-    let mut want = vec!["uci", "setoption name Hash value 32", "isready"];
+    // Two `isready`s: the first may wait for a network to load, the
+    // second measures the round trip.
+    let mut want = vec!["uci", "setoption name Hash value 32", "isready", "isready"];
     want.extend(search);
     want.extend(search);
     want.push("quit");
@@ -391,7 +394,14 @@ async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
     let position = format!("position fen {fen} moves d2d3 g8f6 e1h1");
     assert_eq!(
         heard.lines(),
-        ["uci", "isready", &position, "go movetime 20", "quit"]
+        [
+            "uci",
+            "isready",
+            "isready",
+            &position,
+            "go movetime 20",
+            "quit"
+        ]
     );
 }
 
@@ -407,6 +417,69 @@ fn pool_of(evaluator: &str, opponent: &str, threads: usize, heard: &Heard) -> Po
         ),
         fakes(heard),
     )
+}
+
+/// A worker whose children cannot be started is down: the calls go to
+/// the others (the root search too), the user is told, and none fails;
+/// it tries again later, and is up once its children start.
+#[tokio::test(start_paused = true)]
+async fn a_worker_that_cannot_start_its_children_is_down_and_the_others_play() {
+    let heard = Heard::default();
+    // Refuses its first two connections (the start, the first retry).
+    let refusals = Arc::new(std::sync::atomic::AtomicUsize::new(2));
+    let connect: Connect = {
+        let heard = heard.clone();
+        Arc::new(move |config: ChildConfig, label: String| -> Connecting {
+            let (heard, refusals) = (heard.clone(), refusals.clone());
+            Box::pin(async move {
+                let refuse = config.command == "--move=d2d4"
+                    && refusals
+                        .fetch_update(
+                            std::sync::atomic::Ordering::Relaxed,
+                            std::sync::atomic::Ordering::Relaxed,
+                            |n| n.checked_sub(1),
+                        )
+                        .is_ok();
+                if refuse {
+                    return Err(ChildError::Spawn {
+                        command: config.command,
+                        source: std::io::Error::other("connection refused"),
+                    });
+                }
+                connect(&config, &label, &heard).await
+            })
+        })
+    };
+    let group = |command: &str| {
+        let child = ChildConfig::new(command);
+        WorkerGroup::both(child.clone(), child, 1)
+    };
+    let config = PoolConfig {
+        groups: vec![group("--move=d2d4"), group("--move=e2e4")],
+    };
+    let pool = Pool::start_with(config, connect);
+    pool.ready().await;
+    let news = pool.news();
+    assert!(
+        news.iter().any(|l| l.starts_with("worker 1 is down")),
+        "{news:?}"
+    );
+    let game = Game::default();
+    for line in [
+        Vec::new(),
+        line_from(&game, "d2d4 d7d5"),
+        line_from(&game, "g1f3 g8f6"),
+    ] {
+        let q = query(game.clone(), line, ChildLimit::Nodes(100));
+        let report = report_of(pool.search(q, CancellationToken::new()).await);
+        assert_eq!(report.slot, Some(2));
+    }
+    // Refused again after 1 s, up after 2 s more.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(pool.news().is_empty(), "still down, said once");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(pool.news(), ["worker 1 is up again"]);
+    pool.shutdown().await;
 }
 
 /// A child still starting (a restart, a slow connection to another host)

@@ -228,6 +228,10 @@ pub async fn run(req: GoRequest) {
         search.count_reply();
     }
     let decision = search.decide().await;
+    // A worker down or up again (`Workers` over other machines).
+    for line in search.req.pool.news() {
+        search.req.out.info_string(line);
+    }
     search.wait_for_release().await;
     // A pondering decision's move is played only at `ponderhit`; else the
     // previous decision's seed stands.
