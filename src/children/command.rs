@@ -94,11 +94,21 @@ pub fn parse_workers(text: &str) -> Result<Vec<WorkerEntry>, WorkersError> {
             Some((word, rest)) if word.trim().eq_ignore_ascii_case("opponent") => {
                 (Some(Role::Opponent), rest)
             }
+            // `eval: sf` is a typo, not a program named `eval:` (a drive
+            // letter, `C:/engines/sf.exe`, is one letter).
+            Some((word, _))
+                if !word.contains(char::is_whitespace)
+                    && word.len() >= 2
+                    && word.chars().all(char::is_alphabetic) =>
+            {
+                return Err(bad(format!("'{word}:' is not evaluator: or opponent:")));
+            }
             _ => (None, entry),
         };
         let rest = rest.trim();
+        // `*N` counts only unquoted, as the last word.
         let (command, slots) = match rest.rsplit_once(char::is_whitespace) {
-            Some((command, last)) if last.starts_with('*') => {
+            Some((command, last)) if last.starts_with('*') && !last.contains(['\'', '"']) => {
                 let slots = last[1..]
                     .parse::<usize>()
                     .ok()
@@ -262,6 +272,17 @@ mod tests {
             .map(|e| (e.role, e.command.as_str(), e.slots))
             .collect();
         assert_eq!(got, want);
+        // A quoted `*2` is part of the command.
+        let quoted = parse_workers("'/opt/x *2'").expect("valid");
+        let drive = parse_workers("C:/engines/sf.exe *2").expect("a drive letter");
+        assert_eq!(
+            (drive[0].command.as_str(), drive[0].slots),
+            ("C:/engines/sf.exe", 2)
+        );
+        assert_eq!(
+            (quoted[0].command.as_str(), quoted[0].slots),
+            ("'/opt/x *2'", 1)
+        );
         let bad = [
             ("builtin *0", "*1 to *1024"),
             ("builtin *x", "'*x'"),
@@ -269,6 +290,7 @@ mod tests {
             ("'open", "unclosed"),
             ("evaluator: builtin", "opponent role"),
             ("opponent: builtin *2", "evaluator role"),
+            ("eval: builtin", "'eval:' is not evaluator: or opponent:"),
         ];
         for (text, want) in bad {
             let e = parse_workers(text).expect_err(text).to_string();

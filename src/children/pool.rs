@@ -283,7 +283,9 @@ impl Queue {
     fn new(serves: Vec<[bool; 2]>) -> Queue {
         let queue = Queue::default();
         if let Ok(mut w) = queue.waiting.lock() {
-            w.busy = vec![false; serves.len()];
+            // Busy until it first asks for work (its children start first):
+            // calls placed on it meanwhile go to an idle worker.
+            w.busy = vec![true; serves.len()];
             w.placement.down = vec![false; serves.len()];
             w.placement.serves = serves;
         }

@@ -3,7 +3,8 @@
 //!
 //! Each speaks UCI over an in-memory pipe, as a process does over its
 //! pipes, through the real [`Client`]. It plays legal chess of no strength:
-//! `go nodes N` takes `N / speed` seconds plus one network round trip, then
+//! `go nodes N` takes `N / speed` seconds plus one network round trip
+//! (`go movetime T`: `T` plus the round trip), then
 //! names a legal move of the position it was given (picked by the
 //! position's hash) with a score made from the same hash; `stop` answers at
 //! once. `isready` costs a round trip too. Its search is a timer, not work:
@@ -144,9 +145,15 @@ async fn serve(
                 continue;
             }
             GuiCommand::Go(go) => {
+                // A node limit takes its nodes' time; a move time its time;
+                // anything else (depth, a clock) a thousand nodes' time.
                 let nodes = go.nodes.unwrap_or(1000);
+                let took = match (go.nodes, go.movetime) {
+                    (None, Some(ms)) => network.latency + Duration::from_millis(ms),
+                    _ => network.call(nodes),
+                };
                 let text = answer(game.as_ref(), nodes, castling);
-                let done = Instant::now() + network.call(nodes);
+                let done = Instant::now() + took;
                 searching = Some((std::time::Instant::now(), done, text));
                 continue;
             }
