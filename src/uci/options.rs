@@ -658,6 +658,15 @@ pub fn flag_name(option: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The last value `c` sets for option `name`.
+    fn option(c: &ChildConfig, name: &str) -> Option<String> {
+        c.options
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+
     #[test]
     fn set_is_case_insensitive_and_validates() {
         let mut o = Options::default();
@@ -798,13 +807,6 @@ mod tests {
 
     #[test]
     fn workers_make_a_group_an_entry() {
-        let option = |c: &ChildConfig, name: &str| {
-            c.options
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-        };
         let mut o = Options::default();
         o.set("Hash", Some("64")).expect("hash");
         o.set("Threads", Some("8")).expect("ignored with Workers");
@@ -862,12 +864,10 @@ mod tests {
 
     #[test]
     fn hash_is_the_whole_memory_split_over_the_processes() {
-        let hash_of = |c: &ChildConfig| {
-            c.options
-                .iter()
-                .rev()
-                .find(|(n, _)| n == "Hash")
-                .map(|(_, v)| v.clone())
+        let hash_of = |c: &ChildConfig| option(c, "Hash");
+        let evaluator_hash = |o: &Options| {
+            let c = o.pool_config().expect("config");
+            hash_of(c.first(Role::Evaluator).expect("evaluator"))
         };
         let mut o = Options::default();
         o.set("Threads", Some("4")).expect("threads");
@@ -932,26 +932,8 @@ mod tests {
         o.set("Evaluator", Some("builtin")).expect("evaluator");
         // Never below 1 MB; the user's own child Hash still wins.
         o.set("Hash", Some("1")).expect("hash");
-        assert_eq!(
-            hash_of(
-                o.pool_config()
-                    .expect("c")
-                    .first(Role::Evaluator)
-                    .expect("evaluator")
-            )
-            .as_deref(),
-            Some("1")
-        );
+        assert_eq!(evaluator_hash(&o).as_deref(), Some("1"));
         o.set("EvaluatorOptions", Some("Hash=128")).expect("set");
-        assert_eq!(
-            hash_of(
-                o.pool_config()
-                    .expect("c")
-                    .first(Role::Evaluator)
-                    .expect("evaluator")
-            )
-            .as_deref(),
-            Some("128")
-        );
+        assert_eq!(evaluator_hash(&o).as_deref(), Some("128"));
     }
 }
