@@ -5,7 +5,7 @@ mod common;
 
 use std::{sync::Arc, time::Duration};
 
-use common::{Mpcmc, SECOND, alive, assert_legal, children_of, position, stockfish};
+use common::{Mpcmc, SECOND, alive, children_of, play, stockfish};
 use mpcmc::{
     children::Pool,
     mpc::{ChildLimit, Game, Lookahead, Settings, decide},
@@ -53,22 +53,17 @@ fn a_game_over_a_mixed_pool_leaves_no_process_behind() {
     let workers = format!("--workers=builtin *2; opponent: {} *1", stockfish());
     let mut e = Mpcmc::start(&[&workers]);
     e.handshake();
-    let mut moves: Vec<String> = Vec::new();
-    for go in ["go nodes 60000", "go wtime 3000 btime 3000 winc 50 binc 50"] {
-        e.send(&format!("position startpos moves {}", moves.join(" ")));
-        e.send(go);
-        let (mv, lines) = e.bestmove(20 * SECOND);
-        let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
-        assert_legal(&position(None, &refs), &mv);
-        assert!(
-            !lines.iter().any(|l| l.contains("child failure")),
-            "{lines:?}"
-        );
-        moves.push(mv);
-        let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
-        let reply = position(None, &refs).legal_moves()[0];
-        moves.push(shakmaty::uci::UciMove::from_standard(reply).to_string());
-    }
+    let lines = play(&mut e, "go nodes 60000", 1, 20 * SECOND);
+    assert!(
+        !lines.iter().any(|l| l.contains("child failure")),
+        "{lines:?}"
+    );
+    play(
+        &mut e,
+        "go wtime 3000 btime 3000 winc 50 binc 50",
+        1,
+        20 * SECOND,
+    );
     let children = children_of(e.pid());
     assert!(!children.is_empty(), "Stockfish runs as a child process");
     assert!(e.quit().success());

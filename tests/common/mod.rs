@@ -377,3 +377,30 @@ impl Mpcmc {
         );
     }
 }
+
+/// Plays `plies` of our moves from the start position (the opponent's reply
+/// the first legal move), each under `go`, asserting each move legal and
+/// answered within `within`; returns the transcript's last lines.
+pub fn play(e: &mut Mpcmc, go: &str, plies: usize, within: Duration) -> Vec<String> {
+    let mut moves: Vec<String> = Vec::new();
+    let mut last = Vec::new();
+    for _ in 0..plies {
+        e.send(&format!("position startpos moves {}", moves.join(" ")));
+        let asked = Instant::now();
+        e.send(go);
+        let (mv, lines) = e.bestmove(within + 5 * SECOND);
+        assert!(
+            asked.elapsed() <= within,
+            "{go} answered in {:?}",
+            asked.elapsed()
+        );
+        let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
+        assert_legal(&position(None, &refs), &mv);
+        moves.push(mv);
+        let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
+        let reply = position(None, &refs).legal_moves()[0];
+        moves.push(shakmaty::uci::UciMove::from_standard(reply).to_string());
+        last = lines;
+    }
+    last
+}
