@@ -21,7 +21,7 @@ use crate::{
         simulated::{Network, Searches, simulated},
     },
     mpc::{
-        ChildLimit, Game,
+        Candidate, ChildLimit, Decision, Game,
         budget::{ROOT_SHARE, node_rounds},
         decide,
         rounds::{Noise, decide_in_rounds},
@@ -295,18 +295,17 @@ async fn simulate(
     let measured = pool.round_trip();
     // Every chain: the first level's plies, then two calls a deeper level.
     let chain = settings.lookahead.plies() + 2 * (settings.lookahead.levels() - 1);
-    let critical = network.call(options.child_nodes) * chain;
     writeln!(
         out,
         "mpcmc bench --simulate {slots}: {}-step, {} nodes a call at {} nodes/s, \
-         round trip {:?} (measured {:.1} ms): a call takes {:.1} ms, the critical path {:.1} ms",
+         round trip {:?} (measured {:.1} ms): a call takes {:.1} ms, a chain of {chain} calls {:.1} ms",
         settings.lookahead.name(),
         options.child_nodes,
         network.speed,
         network.latency,
         ms(measured),
         ms(network.call(options.child_nodes)),
-        ms(critical),
+        ms(network.call(options.child_nodes) * chain),
     )?;
     writeln!(
         out,
@@ -316,13 +315,30 @@ async fn simulate(
     // Warm-up: the first decision's calls start the children's tasks.
     decision(&pool, &games[0], options).await;
     searches.take();
-    let (mut wall_sum, mut critical_sum) = (Duration::ZERO, Duration::ZERO);
+    let (mut wall_sum, mut critical_sum, mut model_sum) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut busy, mut full) = (Busy::default(), Busy::default());
     const REPEAT: usize = 3;
     for (i, game) in games.iter().enumerate() {
         for _ in 0..REPEAT {
             let start = Instant::now();
-            let (wall, stats, moves) = decision(&pool, game, options).await;
+            let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+            let Some(d) = decide(
+                &pool,
+                game,
+                &moves,
+                ChildLimit::Nodes(options.child_nodes),
+                settings,
+                &CancellationToken::new(),
+                &mut |_, _| {},
+            )
+            .await
+            else {
+                continue;
+            };
+            let wall = start.elapsed();
+            let (stats, moves) = (d.stats, moves.len());
+            let critical = critical_path(&d, settings.lookahead.plies());
             let logged = searches.take();
             let all = Busy::over(&logged, start, start + wall, slots);
             // While calls outnumber slots (every slot searched at once at
@@ -348,14 +364,19 @@ async fn simulate(
             )?;
             wall_sum += wall;
             critical_sum += critical;
+            model_sum += network.call(options.child_nodes) * chain;
             busy.add(all);
             full.add(filled);
         }
     }
     writeln!(
         out,
-        "util = the slots' search time / (slots × wall); full = the same until the last search \
-         began (while calls wait for a slot, or all have one)"
+        "critical = the longest chain of calls that follow one another (the root search, or a \
+         move's opponent call then its evaluator call), each as long as it took;\n\
+         util = the slots' search time / (slots × wall); full = the same until the last search \
+         began (while calls wait for a slot, or all have one);\n\
+         the model's chain = the same calls at the nominal nodes/speed + round trip (a simulated \
+         search overshoots it by the timer's millisecond)"
     )?;
     let while_full = full
         .percent()
@@ -364,14 +385,34 @@ async fn simulate(
         });
     writeln!(
         out,
-        "simulated {slots} slots: wall/critical-path {:.2}, utilisation {:.0} % ({while_full})",
+        "simulated {slots} slots: wall/critical-path {:.2}, utilisation {:.0} % ({while_full}); \
+         wall / the model's chain {:.2}",
         ms(wall_sum) / ms(critical_sum).max(1e-9),
         busy.percent().unwrap_or(0.0),
+        ms(wall_sum) / ms(model_sum).max(1e-9),
     )?;
     if let Ok(pool) = Arc::try_unwrap(pool) {
         pool.shutdown().await;
     }
     Ok(())
+}
+
+/// The longest chain of calls that had to follow one another, as long as
+/// those calls took: the root search, or a move's first-level calls (the
+/// opponent's, then the evaluator's) followed by the longest chain of its
+/// next level. What a decision cannot beat, however many slots it has.
+fn critical_path(d: &Decision, plies: u32) -> Duration {
+    fn chain(c: &Candidate, own: usize) -> Duration {
+        let mine: Duration = c.calls.iter().take(own).map(|r| r.busy_time).sum();
+        mine + c.next.iter().map(|n| chain(n, 2)).max().unwrap_or_default()
+    }
+    let root = d.root.as_ref().map_or(Duration::ZERO, |r| r.busy_time);
+    d.candidates
+        .iter()
+        .map(|c| chain(c, plies as usize))
+        .max()
+        .unwrap_or_default()
+        .max(root)
 }
 
 /// Slot time spent searching, against slot time available.

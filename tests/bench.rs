@@ -42,5 +42,5 @@ fn a_simulated_pool_says_how_close_it_came_to_the_critical_path() {
     let (line, ratio, util) = simulate(256);
     assert!(ratio >= 1.0, "{line}");
     assert!(util < 50.0, "{line}");
-    assert!(line.ends_with("(calls never outnumbered slots)"), "{line}");
+    assert!(line.contains("(calls never outnumbered slots)"), "{line}");
 }
