@@ -137,6 +137,9 @@ struct Job {
     prefer: usize,
     /// The position it searches ([`game::hash`]).
     position: u64,
+    /// It was tried once after a child crashed on it (here or on another
+    /// worker): a second crash is its answer.
+    retried: bool,
 }
 
 /// A job's place in the queue: its urgency, then its arrival.
@@ -315,6 +318,7 @@ impl Queue {
                 reply,
                 prefer,
                 position,
+                retried: false,
             };
             let key = (job.query.urgency(), arrival);
             w.jobs.insert(key, job);
@@ -884,7 +888,6 @@ impl Worker {
             // future was dropped), or the pool closes.
             let cancel = CancellationToken::new();
             let (closing, n) = (self.closing.clone(), self.n);
-            let mut attempt = 0;
             let result = loop {
                 // A child that cannot be started: the call goes to another
                 // worker of its role (or fails, when none is up), and this
@@ -905,28 +908,40 @@ impl Worker {
                     self.down(&queue, &why).await;
                     continue 'jobs;
                 }
-                let search = self.search(&job.query, &cancel);
-                tokio::pin!(search);
-                let result = loop {
-                    tokio::select! {
-                        r = &mut search => break r,
-                        _ = job.cancel.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
-                        _ = job.reply.closed(), if !cancel.is_cancelled() => cancel.cancel(),
-                        _ = closing.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                let result = {
+                    let search = self.search(&job.query, &cancel);
+                    tokio::pin!(search);
+                    loop {
+                        tokio::select! {
+                            r = &mut search => break r,
+                            _ = job.cancel.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                            _ = job.reply.closed(), if !cancel.is_cancelled() => cancel.cancel(),
+                            _ = closing.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                        }
                     }
                 };
-                // A crash or a bad answer is tried once more on a fresh child
-                // (or, when none can be started, on another worker); a stall
-                // is not: it already cost a whole deadline, and the decision
-                // goes on without it.
+                // A crash or a bad answer (a dropped connection) is tried
+                // once more: by another worker of its role when one is up,
+                // while this one starts a fresh child (down if it cannot);
+                // else here, on a fresh child. A stall is not: it already
+                // cost a whole deadline, and the decision goes on without it.
                 match &result {
                     Err(
                         e @ SearchError::Child(
                             ChildError::Died { .. } | ChildError::BadAnswer { .. },
                         ),
-                    ) if attempt == 0 && !cancel.is_cancelled() => {
-                        tracing::warn!("worker {n}: {e}; restarting the child and trying again");
-                        attempt += 1;
+                    ) if !job.retried && !cancel.is_cancelled() => {
+                        tracing::warn!("worker {n}: {e}; the search is tried again");
+                        job.retried = true;
+                        match queue.hand_over(job, n - 1) {
+                            None => {
+                                if let Err(e) = self.start_children().await {
+                                    self.down(&queue, &e.to_string()).await;
+                                }
+                                continue 'jobs;
+                            }
+                            Some(back) => job = back,
+                        }
                     }
                     _ => break result,
                 }

@@ -482,6 +482,69 @@ async fn a_worker_that_cannot_start_its_children_is_down_and_the_others_play() {
     pool.shutdown().await;
 }
 
+/// A child that dies mid-search (a dropped connection): the search is
+/// tried again at once by another worker of its role, while the first
+/// starts a fresh child; a search is tried again only once.
+#[tokio::test(start_paused = true)]
+async fn a_search_whose_child_dies_is_tried_again_on_another_worker() {
+    let (crash, sound) = (Heard::default(), Heard::default());
+    let connect: Connect = {
+        let (crash, sound) = (crash.clone(), sound.clone());
+        Arc::new(move |config: ChildConfig, label: String| -> Connecting {
+            let heard = if config.command.contains("crash") {
+                crash.clone()
+            } else {
+                sound.clone()
+            };
+            Box::pin(async move { connect(&config, &label, &heard).await })
+        })
+    };
+    let group = |command: &str| {
+        let child = ChildConfig::new(command);
+        WorkerGroup::both(child.clone(), child, 1)
+    };
+    let config = PoolConfig {
+        groups: vec![group("--crash-on-go"), group("--move=e2e4")],
+    };
+    let pool = Pool::start_with(config, connect);
+    pool.ready().await;
+    // The root search is placed on worker 1 first.
+    let report = report_of(
+        pool.search(
+            startpos_query(ChildLimit::Nodes(100)),
+            CancellationToken::new(),
+        )
+        .await,
+    );
+    assert_eq!(report.slot, Some(2));
+    assert_eq!(crash.count("go"), 1, "{:?}", crash.lines());
+    assert_eq!(sound.count("go"), 1, "{:?}", sound.lines());
+    // Worker 1 started a fresh child at once.
+    settle().await;
+    assert_eq!(crash.count("uci"), 2, "{:?}", crash.lines());
+    pool.shutdown().await;
+
+    // Every worker's child dies on it: the second death is the answer.
+    let heard = Heard::default();
+    let config = PoolConfig {
+        groups: vec![group("--crash-on-go"), group("--crash-on-go")],
+    };
+    let pool = Pool::start_with(config, fakes(&heard));
+    pool.ready().await;
+    let result = pool
+        .search(
+            startpos_query(ChildLimit::Nodes(100)),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(
+        matches!(result, Err(SearchError::Child(ChildError::Died { .. }))),
+        "{result:?}"
+    );
+    assert_eq!(heard.count("go"), 2, "{:?}", heard.lines());
+    pool.shutdown().await;
+}
+
 /// A child still starting (a restart, a slow connection to another host)
 /// does not hold a search its asker has given up on.
 #[tokio::test(start_paused = true)]
