@@ -242,4 +242,14 @@ fn a_host_that_refuses_connections_does_not_stop_the_others() {
         "{lines:?}"
     );
     assert!(e.quit().success());
+
+    // With no host up at all, the built-in engine answers, in time.
+    let mut e = Mpcmc::start(&[&format!("--workers={refused} *2")]);
+    e.handshake();
+    let lines = play(&mut e, "go movetime 800", 1, 2 * SECOND);
+    assert!(
+        lines.iter().any(|l| l.contains("built-in engine")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
 }

@@ -84,6 +84,10 @@ pub enum SearchError {
     Cancelled,
     #[error("the engine pool is shut down")]
     PoolClosed,
+    /// Every worker serving the role is down (`Workers`: hosts that cannot
+    /// be reached): the search fails at once rather than wait for one.
+    #[error("no worker of the {0} role is up")]
+    NoWorker(Role),
     #[error(transparent)]
     Child(#[from] ChildError),
 }

@@ -254,6 +254,11 @@ impl Placement {
         fallback.unwrap_or(0)
     }
 
+    /// Some worker serving `role` is not down.
+    fn any_up(&self, role: Role) -> bool {
+        (0..self.serves.len()).any(|w| self.up(w, role_index(role)))
+    }
+
     /// Worker `w` serves role `role` ([`role_index`]) and is not down.
     fn up(&self, w: usize, role: usize) -> bool {
         self.serves.get(w).is_some_and(|s| s[role]) && !self.down.get(w).is_some_and(|d| *d)
@@ -301,13 +306,16 @@ impl Queue {
         query: Query,
         cancel: CancellationToken,
         reply: oneshot::Sender<Result<Report, SearchError>>,
-    ) -> Result<JobKey, ()> {
+    ) -> Result<JobKey, SearchError> {
         let key = {
             let Ok(mut w) = self.waiting.lock() else {
-                return Err(());
+                return Err(SearchError::PoolClosed);
             };
             if w.closed {
-                return Err(());
+                return Err(SearchError::PoolClosed);
+            }
+            if !w.placement.any_up(query.role) {
+                return Err(SearchError::NoWorker(query.role));
             }
             let (prefer, position) = w.placement.place(&query);
             let arrival = w.arrivals;
@@ -330,11 +338,27 @@ impl Queue {
     }
 
     /// Marks `worker` down (its children cannot be started) or up again.
+    /// Calls of a role no worker is up for any more fail at once.
     fn set_down(&self, worker: usize, down: bool) {
-        if let Ok(mut w) = self.waiting.lock()
-            && let Some(d) = w.placement.down.get_mut(worker)
-        {
-            *d = down;
+        let mut stranded = Vec::new();
+        if let Ok(mut w) = self.waiting.lock() {
+            if let Some(d) = w.placement.down.get_mut(worker) {
+                *d = down;
+            }
+            for role in [Role::Evaluator, Role::Opponent] {
+                if down && !w.placement.any_up(role) {
+                    let keys: Vec<JobKey> = w
+                        .jobs
+                        .iter()
+                        .filter(|(_, j)| j.query.role == role)
+                        .map(|(k, _)| *k)
+                        .collect();
+                    stranded.extend(keys.iter().filter_map(|k| w.jobs.remove(k)));
+                }
+            }
+        }
+        for job in stranded {
+            let _ = job.reply.send(Err(SearchError::NoWorker(job.query.role)));
         }
         // Its calls may now go to an idle worker.
         self.wakeup.notify_waiters();
@@ -696,10 +720,7 @@ impl Children for Pool {
 
     async fn search(&self, query: Query, cancel: CancellationToken) -> Result<Report, SearchError> {
         let (reply, answer) = oneshot::channel();
-        let key = self
-            .queue
-            .push(query.clone(), cancel.clone(), reply)
-            .map_err(|()| SearchError::PoolClosed)?;
+        let key = self.queue.push(query.clone(), cancel.clone(), reply)?;
         tokio::pin!(answer);
         // Cancelled while still queued (every worker busy, or starting its
         // children), the search is taken back; once a worker has it, the
@@ -1140,7 +1161,7 @@ mod tests {
         queue: &Queue,
         query: Query,
     ) -> (
-        Result<JobKey, ()>,
+        Result<JobKey, SearchError>,
         oneshot::Receiver<Result<Report, SearchError>>,
     ) {
         let (reply, rx) = oneshot::channel();

@@ -482,6 +482,37 @@ async fn a_worker_that_cannot_start_its_children_is_down_and_the_others_play() {
     pool.shutdown().await;
 }
 
+/// With every worker of a role down, a search of that role fails at once
+/// (the session then has the built-in engine answer), rather than wait for
+/// a host that may never come back.
+#[tokio::test(start_paused = true)]
+async fn with_every_worker_down_a_search_fails_at_once() {
+    let connect: Connect = Arc::new(|config: ChildConfig, _label: String| -> Connecting {
+        Box::pin(async move {
+            Err(ChildError::Spawn {
+                command: config.command,
+                source: std::io::Error::other("connection refused"),
+            })
+        })
+    });
+    let child = ChildConfig::new("unreachable");
+    let pool = Pool::start_with(PoolConfig::new(child.clone(), child, 2), connect);
+    pool.ready().await;
+    let asked = Instant::now();
+    let result = pool
+        .search(
+            startpos_query(ChildLimit::Nodes(100)),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(
+        matches!(result, Err(SearchError::NoWorker(Role::Evaluator))),
+        "{result:?}"
+    );
+    assert_eq!(asked.elapsed(), Duration::ZERO);
+    pool.shutdown().await;
+}
+
 /// A child that dies mid-search (a dropped connection): the search is
 /// tried again at once by another worker of its role, while the first
 /// starts a fresh child; a search is tried again only once.
