@@ -315,10 +315,10 @@ impl Client {
                 ),
             }
         }
-        client.isready(READY_TIMEOUT).await?;
         // The first `isready` may wait for a network file to load; the
         // second is the round trip alone.
         client.isready(READY_TIMEOUT).await?;
+        client.measure_round_trip().await?;
         tracing::debug!("{} is ready: {:?}", client.label, client.name);
         Ok(client)
     }
@@ -344,18 +344,24 @@ impl Client {
         }
     }
 
-    /// `isready` … `readyok`.
-    pub async fn isready(&mut self, timeout: Duration) -> Result<(), ChildError> {
+    /// `isready` … `readyok`; how long it took.
+    pub async fn isready(&mut self, timeout: Duration) -> Result<Duration, ChildError> {
         self.send(&GuiCommand::IsReady, "waiting for readyok")
             .await?;
         let sent = Instant::now();
         loop {
             if let EngineLine::ReadyOk = self.read_line(sent, timeout, "readyok", "isready").await?
             {
-                self.round_trip = sent.elapsed();
-                return Ok(());
+                return Ok(sent.elapsed());
             }
         }
+    }
+
+    /// A bare `isready` (nothing to load or clear before it): its time is
+    /// the round trip to the child, kept in [`Client::round_trip`].
+    pub async fn measure_round_trip(&mut self) -> Result<(), ChildError> {
+        self.round_trip = self.isready(READY_TIMEOUT).await?;
+        Ok(())
     }
 
     /// `ucinewgame`, then `isready`: the child forgets what it learned.
@@ -363,7 +369,7 @@ impl Client {
         self.settle().await?;
         self.send(&GuiCommand::UciNewGame, "clearing the hash")
             .await?;
-        self.isready(READY_TIMEOUT).await
+        self.isready(READY_TIMEOUT).await.map(|_| ())
     }
 
     /// `position` … for the query: the game's start and every move since, so

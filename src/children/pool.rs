@@ -140,6 +140,9 @@ struct Job {
     /// It was tried once after a child crashed on it (here or on another
     /// worker): a second crash is its answer.
     retried: bool,
+    /// Its place in the queue, kept when it is handed over (the asker may
+    /// still take it back by it).
+    key: JobKey,
 }
 
 /// A job's place in the queue: its urgency, then its arrival.
@@ -320,6 +323,7 @@ impl Queue {
             let (prefer, position) = w.placement.place(&query);
             let arrival = w.arrivals;
             w.arrivals += 1;
+            let key = (query.urgency(), arrival);
             let job = Job {
                 query,
                 cancel,
@@ -327,8 +331,8 @@ impl Queue {
                 prefer,
                 position,
                 retried: false,
+                key,
             };
-            let key = (job.query.urgency(), arrival);
             w.jobs.insert(key, job);
             key
         };
@@ -375,11 +379,16 @@ impl Queue {
         if w.closed || !others {
             return Some(job);
         }
-        let (prefer, _) = w.placement.place(&job.query);
+        // Anywhere but where it failed.
+        let (mut prefer, _) = w.placement.place(&job.query);
+        if prefer == from {
+            prefer = (0..w.placement.serves.len())
+                .find(|&o| o != from && w.placement.up(o, role))
+                .unwrap_or(prefer);
+        }
         job.prefer = prefer;
-        let arrival = w.arrivals;
-        w.arrivals += 1;
-        w.jobs.insert((job.query.urgency(), arrival), job);
+        // Its own place in line: the asker may still take it back by it.
+        w.jobs.insert(job.key, job);
         drop(w);
         self.wakeup.notify_waiters();
         None
@@ -860,7 +869,11 @@ impl Child {
     /// `ucinewgame`: forget what was learned.
     async fn new_game(&mut self) -> Result<(), ChildError> {
         match self {
-            Child::Uci(client) => client.ucinewgame().await,
+            // A new game is also when the round trip is measured again.
+            Child::Uci(client) => {
+                client.ucinewgame().await?;
+                client.measure_round_trip().await
+            }
             Child::Builtin(engine) => {
                 engine.new_game();
                 Ok(())
@@ -892,6 +905,9 @@ impl Worker {
         // Start the children now; a worker that cannot is down from the
         // start, and the others play without it.
         let first = self.start_children().await;
+        if first.is_err() {
+            queue.set_down(self.n - 1, true);
+        }
         started.send_modify(|n| *n += 1);
         drop(started);
         if let Err(e) = first {
@@ -951,7 +967,11 @@ impl Worker {
                         e @ SearchError::Child(
                             ChildError::Died { .. } | ChildError::BadAnswer { .. },
                         ),
-                    ) if !job.retried && !cancel.is_cancelled() => {
+                    ) if !job.retried
+                        && !cancel.is_cancelled()
+                        && !job.cancel.is_cancelled()
+                        && !job.reply.is_closed() =>
+                    {
                         tracing::warn!("worker {n}: {e}; the search is tried again");
                         job.retried = true;
                         match queue.hand_over(job, n - 1) {
