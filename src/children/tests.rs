@@ -482,6 +482,24 @@ async fn a_worker_that_cannot_start_its_children_is_down_and_the_others_play() {
     pool.shutdown().await;
 }
 
+/// Fakes whose command line says `crash` report to the first `Heard`, the
+/// others to the second.
+fn crashing_and_sound() -> (Heard, Heard, Connect) {
+    let (crash, sound) = (Heard::default(), Heard::default());
+    let connect: Connect = {
+        let (crash, sound) = (crash.clone(), sound.clone());
+        Arc::new(move |config: ChildConfig, label: String| -> Connecting {
+            let heard = if config.command.contains("crash") {
+                crash.clone()
+            } else {
+                sound.clone()
+            };
+            Box::pin(async move { connect(&config, &label, &heard).await })
+        })
+    };
+    (crash, sound, connect)
+}
+
 /// With every worker of a role down, a search of that role fails at once
 /// (the session then has the built-in engine answer), rather than wait for
 /// a host that may never come back.
@@ -518,18 +536,7 @@ async fn with_every_worker_down_a_search_fails_at_once() {
 /// starts a fresh child; a search is tried again only once.
 #[tokio::test(start_paused = true)]
 async fn a_search_whose_child_dies_is_tried_again_on_another_worker() {
-    let (crash, sound) = (Heard::default(), Heard::default());
-    let connect: Connect = {
-        let (crash, sound) = (crash.clone(), sound.clone());
-        Arc::new(move |config: ChildConfig, label: String| -> Connecting {
-            let heard = if config.command.contains("crash") {
-                crash.clone()
-            } else {
-                sound.clone()
-            };
-            Box::pin(async move { connect(&config, &label, &heard).await })
-        })
-    };
+    let (crash, sound, connect) = crashing_and_sound();
     let group = |command: &str| {
         let child = ChildConfig::new(command);
         WorkerGroup::both(child.clone(), child, 1)
@@ -625,19 +632,8 @@ async fn pool_retries_a_crashed_child_once_then_fails() {
 
 #[tokio::test(start_paused = true)]
 async fn pool_serves_the_other_role_while_one_keeps_crashing() {
-    let (crash, sound) = (Heard::default(), Heard::default());
     // Each role's fakes report to their own `Heard`.
-    let connect_by_role: Connect = {
-        let (crash, sound) = (crash.clone(), sound.clone());
-        Arc::new(move |config: ChildConfig, label: String| -> Connecting {
-            let heard = if config.command.contains("crash") {
-                crash.clone()
-            } else {
-                sound.clone()
-            };
-            Box::pin(async move { connect(&config, &label, &heard).await })
-        })
-    };
+    let (crash, sound, connect_by_role) = crashing_and_sound();
     let pool = Pool::start_with(
         PoolConfig::new(
             ChildConfig::new("--crash-on-go"),
