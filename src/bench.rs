@@ -106,7 +106,8 @@ pub async fn run(
         let (mut wall_sum, mut busy_sum, mut search_sum) =
             (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         for (i, game) in games.iter().enumerate() {
-            let (wall, stats, moves) = decision(&pool, game, &options).await;
+            let (wall, d, moves) = decision(&pool, game, &options).await;
+            let stats = d.map(|d| d.stats).unwrap_or_default();
             let ideal = stats.busy_time / threads as u32;
             writeln!(
                 out,
@@ -322,22 +323,11 @@ async fn simulate(
     for (i, game) in games.iter().enumerate() {
         for _ in 0..REPEAT {
             let start = Instant::now();
-            let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
-            let Some(d) = decide(
-                &pool,
-                game,
-                &moves,
-                ChildLimit::Nodes(options.child_nodes),
-                settings,
-                &CancellationToken::new(),
-                &mut |_, _| {},
-            )
-            .await
-            else {
+            let (wall, d, moves) = decision(&pool, game, options).await;
+            let Some(d) = d else {
                 continue;
             };
-            let wall = start.elapsed();
-            let (stats, moves) = (d.stats, moves.len());
+            let stats = d.stats;
             let critical = critical_path(&d, settings.lookahead.plies());
             let logged = searches.take();
             let all = Busy::over(&logged, start, start + wall, slots);
@@ -471,7 +461,7 @@ async fn decision(
     pool: &Arc<Pool>,
     game: &Arc<Game>,
     options: &Options,
-) -> (Duration, crate::mpc::lookahead::Stats, usize) {
+) -> (Duration, Option<Decision>, usize) {
     let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
     let start = Instant::now();
     let d = decide(
@@ -484,6 +474,5 @@ async fn decision(
         &mut |_, _| {},
     )
     .await;
-    let wall = start.elapsed();
-    (wall, d.map(|d| d.stats).unwrap_or_default(), moves.len())
+    (start.elapsed(), d, moves.len())
 }

@@ -1106,7 +1106,7 @@ impl Worker {
                 }
             }
         }
-        self.publish_round_trip(None);
+        self.publish_round_trip();
     }
 
     fn slot(&mut self, role: Role) -> &mut Option<Child> {
@@ -1118,38 +1118,31 @@ impl Worker {
 
     /// The child for `role`, started if there is none.
     async fn client(&mut self, role: Role) -> Result<&mut Child, ChildError> {
-        let shared = self.config.shared_roles();
-        let config = self
-            .config
-            .config(role)
-            .cloned()
-            .ok_or(ChildError::NoChild {
-                worker: self.n,
-                role,
-            })?;
-        let label = match role {
-            _ if shared => "child",
-            Role::Evaluator => "evaluator",
-            Role::Opponent => "opponent",
-        };
-        let label = format!("{label} {}", self.n);
-        let table = self.tables.of(self.group, role);
-        let slot = self.slot(role);
-        let child = match slot.take() {
-            Some(child) => child,
-            None => Child::start(&config, label, table, &self.connect).await?,
-        };
-        self.publish_round_trip(Some(&child));
-        Ok(self.slot(role).insert(child))
+        let worker = self.n;
+        let no_child = move || ChildError::NoChild { worker, role };
+        // Started once; every later search finds it here.
+        if self.slot(role).is_none() {
+            let config = self.config.config(role).cloned().ok_or_else(no_child)?;
+            let label = match role {
+                _ if self.config.shared_roles() => "child",
+                Role::Evaluator => "evaluator",
+                Role::Opponent => "opponent",
+            };
+            let label = format!("{label} {worker}");
+            let table = self.tables.of(self.group, role);
+            let child = Child::start(&config, label, table, &self.connect).await?;
+            *self.slot(role) = Some(child);
+            self.publish_round_trip();
+        }
+        self.slot(role).as_mut().ok_or_else(no_child)
     }
 
     /// Keeps the pool's view of this worker's round trip current: the
     /// slower of its children's, the latest of each.
-    fn publish_round_trip(&self, latest: Option<&Child>) {
+    fn publish_round_trip(&self) {
         let slowest = [&self.evaluator, &self.opponent]
             .into_iter()
             .flatten()
-            .chain(latest)
             .map(Child::round_trip)
             .max()
             .unwrap_or_default();

@@ -450,13 +450,7 @@ async fn a_worker_that_cannot_start_its_children_is_down_and_the_others_play() {
             })
         })
     };
-    let group = |command: &str| {
-        let child = ChildConfig::new(command);
-        WorkerGroup::both(child.clone(), child, 1)
-    };
-    let config = PoolConfig {
-        groups: vec![group("--move=d2d4"), group("--move=e2e4")],
-    };
+    let config = one_slot_each(&["--move=d2d4", "--move=e2e4"]);
     let pool = Pool::start_with(config, connect);
     pool.ready().await;
     let news = pool.news();
@@ -480,6 +474,18 @@ async fn a_worker_that_cannot_start_its_children_is_down_and_the_others_play() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(pool.news(), ["worker 1 is up again"]);
     pool.shutdown().await;
+}
+
+/// A pool of one worker a command line, each serving both roles.
+fn one_slot_each(commands: &[&str]) -> PoolConfig {
+    let groups = commands
+        .iter()
+        .map(|command| {
+            let child = ChildConfig::new(*command);
+            WorkerGroup::both(child.clone(), child, 1)
+        })
+        .collect();
+    PoolConfig { groups }
 }
 
 /// Fakes whose command line says `crash` report to the first `Heard`, the
@@ -537,13 +543,7 @@ async fn with_every_worker_down_a_search_fails_at_once() {
 #[tokio::test(start_paused = true)]
 async fn a_search_whose_child_dies_is_tried_again_on_another_worker() {
     let (crash, sound, connect) = crashing_and_sound();
-    let group = |command: &str| {
-        let child = ChildConfig::new(command);
-        WorkerGroup::both(child.clone(), child, 1)
-    };
-    let config = PoolConfig {
-        groups: vec![group("--crash-on-go"), group("--move=e2e4")],
-    };
+    let config = one_slot_each(&["--crash-on-go", "--move=e2e4"]);
     let pool = Pool::start_with(config, connect);
     pool.ready().await;
     // The root search is placed on worker 1 first.
@@ -564,9 +564,7 @@ async fn a_search_whose_child_dies_is_tried_again_on_another_worker() {
 
     // Every worker's child dies on it: the second death is the answer.
     let heard = Heard::default();
-    let config = PoolConfig {
-        groups: vec![group("--crash-on-go"), group("--crash-on-go")],
-    };
+    let config = one_slot_each(&["--crash-on-go", "--crash-on-go"]);
     let pool = Pool::start_with(config, fakes(&heard));
     pool.ready().await;
     let result = pool

@@ -299,6 +299,20 @@ enum Finished<E> {
     Candidate(usize, Candidate),
 }
 
+/// The index of the best valued candidate (the argmax); on equal values
+/// the first in order wins.
+pub(crate) fn best_valued(candidates: &[Candidate]) -> Option<usize> {
+    let mut best: Option<(usize, Value)> = None;
+    for (i, c) in candidates.iter().enumerate() {
+        if let Some(v) = c.value
+            && best.is_none_or(|(_, b)| v > b)
+        {
+            best = Some((i, v));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
 /// Orders candidates deterministically (by UCI text) so ties break the same way
 /// on every run.
 pub fn sort_candidates(candidates: &mut [Move]) {
@@ -565,13 +579,7 @@ impl Candidate {
     /// The best valued move of the next level (the first on ties), when
     /// this candidate was expanded.
     pub fn best_next(&self) -> Option<&Candidate> {
-        let mut best: Option<&Candidate> = None;
-        for c in &self.next {
-            if c.value.is_some() && best.is_none_or(|b| c.value > b.value) {
-                best = Some(c);
-            }
-        }
-        best
+        best_valued(&self.next).map(|i| &self.next[i])
     }
 
     fn new(mv: Move) -> Candidate {
@@ -855,15 +863,7 @@ fn choose(
     first: Move,
     cancelled: bool,
 ) -> Decision {
-    // Argmax; on equal values the first in candidate order wins.
-    let mut best: Option<(usize, Value)> = None;
-    for (i, c) in candidates.iter().enumerate() {
-        if let Some(v) = c.value
-            && best.is_none_or(|(_, b)| v > b)
-        {
-            best = Some((i, v));
-        }
-    }
+    let best = best_valued(&candidates).and_then(|i| Some((i, candidates[i].value?)));
     let lookahead_choice = best.map(|(i, v)| (candidates[i].mv, v));
     // The evaluator's root search is a reference only when it finished and
     // names one of the candidates (it may not, under `go searchmoves`).

@@ -34,7 +34,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
     ChildFault, ChildLimit, Children, Game, Query, Report, Role, Value,
-    lookahead::{Candidate, Decision, Failure, Rule, Settings, Stats, pass, sort_candidates},
+    lookahead::{
+        Candidate, Decision, Failure, Rule, Settings, Stats, best_valued, pass, sort_candidates,
+    },
 };
 
 /// The rounds a decision over `moves` candidates takes to halve down to
@@ -318,17 +320,10 @@ impl Noise {
     }
 }
 
-/// The best valued candidate; ties go to the first in order.
+/// The best valued candidate and its value; ties go to the first in order.
 fn best_of(candidates: &[Candidate]) -> Option<(Move, Value)> {
-    let mut best: Option<(Move, Value)> = None;
-    for c in candidates {
-        if let Some(v) = c.value
-            && best.is_none_or(|(_, b)| v > b)
-        {
-            best = Some((c.mv, v));
-        }
-    }
-    best
+    let c = &candidates[best_valued(candidates)?];
+    Some((c.mv, c.value?))
 }
 
 /// A round's outcome, as [`decide_in_rounds`] reports it.
