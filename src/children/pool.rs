@@ -368,6 +368,17 @@ impl Queue {
         self.wakeup.notify_waiters();
     }
 
+    /// Every role `worker` serves has another worker up: it can be spared.
+    fn can_spare(&self, worker: usize) -> bool {
+        let Ok(w) = self.waiting.lock() else {
+            return false;
+        };
+        let p = &w.placement;
+        let serves = p.serves.get(worker).copied().unwrap_or_default();
+        (0..2)
+            .all(|role| !serves[role] || (0..p.serves.len()).any(|o| o != worker && p.up(o, role)))
+    }
+
     /// Gives `job`, which worker `from` could not search, to another worker
     /// of its role that is up; the job back when there is none.
     fn hand_over(&self, mut job: Job, from: usize) -> Option<Job> {
@@ -500,6 +511,35 @@ pub struct Pool {
 const DOWN_WAIT_FIRST: Duration = Duration::from_secs(1);
 /// Its longest wait: the wait doubles with every failed try, up to this.
 const DOWN_WAIT_MAX: Duration = Duration::from_secs(60);
+/// Searches dropped by a worker's dying child, each within
+/// [`DROP_MEMORY`] of the last, that take it out of rotation: a host that
+/// accepts connections and then drops them is not retried at once.
+const FLAPPING: u32 = 3;
+/// How long a dropped search counts against its worker.
+const DROP_MEMORY: Duration = Duration::from_secs(300);
+
+/// A worker's recent dropped searches (its child died mid-search).
+#[derive(Debug, Default)]
+struct Drops {
+    recent: u32,
+    last: Option<tokio::time::Instant>,
+}
+
+impl Drops {
+    /// Counts a dropped search at `now`; once [`FLAPPING`] came close
+    /// together, how long the worker stays out of rotation: 8 s at the
+    /// third, doubling with each one more, up to [`DOWN_WAIT_MAX`].
+    fn dropped(&mut self, now: tokio::time::Instant) -> Option<Duration> {
+        if self.last.is_some_and(|t| now - t > DROP_MEMORY) {
+            self.recent = 0;
+        }
+        self.recent += 1;
+        self.last = Some(now);
+        (self.recent >= FLAPPING)
+            .then(|| DOWN_WAIT_FIRST.saturating_mul(1 << self.recent.min(16)))
+            .map(|wait| wait.min(DOWN_WAIT_MAX))
+    }
+}
 
 /// Lines for the user from the workers (a worker down, up again).
 type News = Arc<std::sync::Mutex<Vec<String>>>;
@@ -599,6 +639,7 @@ impl Pool {
                     game: 0,
                     round_trips: round_trips.clone(),
                     news: news.clone(),
+                    drops: Drops::default(),
                 };
                 tokio::spawn(worker.run(queue.clone(), started_tx.clone()))
             })
@@ -898,6 +939,7 @@ struct Worker {
     game: u64,
     round_trips: RoundTrips,
     news: News,
+    drops: Drops,
 }
 
 impl Worker {
@@ -911,7 +953,7 @@ impl Worker {
         started.send_modify(|n| *n += 1);
         drop(started);
         if let Err(e) = first {
-            self.down(&queue, &e.to_string()).await;
+            self.down(&queue, &e.to_string(), DOWN_WAIT_FIRST).await;
         }
         'jobs: loop {
             let Some(mut job) = queue.pop(self.n - 1).await else {
@@ -925,6 +967,8 @@ impl Worker {
             // future was dropped), or the pool closes.
             let cancel = CancellationToken::new();
             let (closing, n) = (self.closing.clone(), self.n);
+            // Out of rotation once this job is answered: for how long, why.
+            let mut out = None;
             let result = loop {
                 // A child that cannot be started: the call goes to another
                 // worker of its role (or fails, when none is up), and this
@@ -942,7 +986,7 @@ impl Worker {
                     if let Some(job) = queue.hand_over(job, n - 1) {
                         let _ = job.reply.send(Err(SearchError::Child(fault)));
                     }
-                    self.down(&queue, &why).await;
+                    self.down(&queue, &why, DOWN_WAIT_FIRST).await;
                     continue 'jobs;
                 }
                 let result = {
@@ -962,29 +1006,41 @@ impl Worker {
                 // while this one starts a fresh child (down if it cannot);
                 // else here, on a fresh child. A stall is not: it already
                 // cost a whole deadline, and the decision goes on without it.
-                match &result {
-                    Err(
-                        e @ SearchError::Child(
-                            ChildError::Died { .. } | ChildError::BadAnswer { .. },
-                        ),
-                    ) if !job.retried
-                        && !cancel.is_cancelled()
-                        && !job.cancel.is_cancelled()
-                        && !job.reply.is_closed() =>
-                    {
-                        tracing::warn!("worker {n}: {e}; the search is tried again");
-                        job.retried = true;
-                        match queue.hand_over(job, n - 1) {
-                            None => {
-                                if let Err(e) = self.start_children().await {
-                                    self.down(&queue, &e.to_string()).await;
-                                }
-                                continue 'jobs;
-                            }
-                            Some(back) => job = back,
+                // A worker that keeps dropping searches goes out of rotation
+                // for a while, when others can do its work.
+                let dropped = matches!(
+                    &result,
+                    Err(SearchError::Child(
+                        ChildError::Died { .. } | ChildError::BadAnswer { .. }
+                    ))
+                ) && !cancel.is_cancelled()
+                    && !job.cancel.is_cancelled()
+                    && !job.reply.is_closed();
+                let Err(e) = &result else { break result };
+                if !dropped {
+                    break result;
+                }
+                let why = e.to_string();
+                if let Some(wait) = self.drops.dropped(tokio::time::Instant::now())
+                    && queue.can_spare(n - 1)
+                {
+                    out = Some((wait, why.clone()));
+                }
+                if job.retried {
+                    break result;
+                }
+                tracing::warn!("worker {n}: {why}; the search is tried again");
+                job.retried = true;
+                match queue.hand_over(job, n - 1) {
+                    None => {
+                        if let Some((wait, why)) = out {
+                            self.out_of_rotation(&queue, &why, wait).await;
+                        } else if let Err(e) = self.start_children().await {
+                            self.down(&queue, &e.to_string(), DOWN_WAIT_FIRST).await;
                         }
+                        continue 'jobs;
                     }
-                    _ => break result,
+                    Some(back) => job = back,
                 }
             };
             let mut result = result;
@@ -993,6 +1049,9 @@ impl Worker {
                 queue.searched_by(job.position, self.n - 1);
             }
             let _ = job.reply.send(result);
+            if let Some((wait, why)) = out {
+                self.out_of_rotation(&queue, &why, wait).await;
+            }
         }
         for client in [self.evaluator.take(), self.opponent.take()]
             .into_iter()
@@ -1025,13 +1084,31 @@ impl Worker {
         }
     }
 
+    /// Out of rotation: its child keeps dying mid-search (a host that
+    /// accepts connections, then drops them). Its children are stopped, and
+    /// it is down for `wait` before it starts them again.
+    async fn out_of_rotation(&mut self, queue: &Queue, why: &str, wait: Duration) {
+        queue.set_down(self.n - 1, true);
+        for client in [self.evaluator.take(), self.opponent.take()]
+            .into_iter()
+            .flatten()
+        {
+            client.quit(Duration::from_millis(100)).await;
+        }
+        let why = format!(
+            "out of rotation: {} searches dropped, the last: {why}",
+            self.drops.recent
+        );
+        self.down(queue, &why, wait).await;
+    }
+
     /// Down: its children cannot be started (a host that refuses or drops
     /// connections, a command that fails). Says so, then tries again after
-    /// a wait that doubles each time, up to [`DOWN_WAIT_MAX`], until its
+    /// `wait`, doubling each time, up to [`DOWN_WAIT_MAX`], until its
     /// children start (it is up again) or the pool closes.
-    async fn down(&mut self, queue: &Queue, why: &str) {
+    async fn down(&mut self, queue: &Queue, why: &str, wait: Duration) {
         queue.set_down(self.n - 1, true);
-        let mut wait = DOWN_WAIT_FIRST;
+        let mut wait = wait;
         self.say(format!(
             "worker {} is down ({why}); its calls go to the others, trying again in {wait:?}",
             self.n

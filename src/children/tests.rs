@@ -581,6 +581,61 @@ async fn a_search_whose_child_dies_is_tried_again_on_another_worker() {
     pool.shutdown().await;
 }
 
+/// A worker whose child keeps dying mid-search (a host that accepts
+/// connections, then drops them) is out of rotation after three dropped
+/// searches: the user is told, the others take its calls, and it is tried
+/// again later, out for longer when it drops again.
+#[tokio::test(start_paused = true)]
+async fn a_worker_that_keeps_dropping_searches_is_out_of_rotation_for_a_while() {
+    let (crash, sound, connect) = crashing_and_sound();
+    // A move legal in every position searched.
+    let config = one_slot_each(&["--crash-on-go", "--move=a2a3"]);
+    let pool = Pool::start_with(config, connect);
+    pool.ready().await;
+    let search = || {
+        pool.search(
+            startpos_query(ChildLimit::Nodes(100)),
+            CancellationToken::new(),
+        )
+    };
+    // The root searches are placed on worker 1 while it is up.
+    for _ in 0..6 {
+        assert_eq!(report_of(search().await).slot, Some(2));
+    }
+    settle().await;
+    assert_eq!(crash.count("go"), 3, "{:?}", crash.lines());
+    assert_eq!(sound.count("go"), 6);
+    let news = pool.news();
+    assert!(
+        news.iter().any(
+            |l| l.starts_with("worker 1 is down (out of rotation: 3 searches dropped")
+                && l.ends_with("trying again in 8s")
+        ),
+        "{news:?}"
+    );
+    // Back after 8 s, and out again, for 16 s, at its next drop.
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    assert_eq!(pool.news(), ["worker 1 is up again"]);
+    // The root searches stay on worker 2; other calls go round.
+    let game = Game::default();
+    let lines = ["e2e4 e7e5", "d2d4 d7d5", "g1f3 g8f6", "c2c4 c7c5"];
+    for line in lines {
+        let q = query(game.clone(), line_from(&game, line), ChildLimit::Nodes(100));
+        assert_eq!(
+            report_of(pool.search(q, CancellationToken::new()).await).slot,
+            Some(2)
+        );
+    }
+    settle().await;
+    assert_eq!(crash.count("go"), 4, "{:?}", crash.lines());
+    let news = pool.news();
+    assert!(
+        news.iter().any(|l| l.ends_with("trying again in 16s")),
+        "{news:?}"
+    );
+    pool.shutdown().await;
+}
+
 /// A child still starting (a restart, a slow connection to another host)
 /// does not hold a search its asker has given up on.
 #[tokio::test(start_paused = true)]
