@@ -180,8 +180,9 @@ struct Waiting {
 struct Placement {
     /// The roles each worker serves ([`role_index`]).
     serves: Vec<[bool; 2]>,
-    /// Workers whose children cannot be started now: no call is placed
-    /// on them, and the calls placed before go to others.
+    /// Workers whose children cannot be started now, or that are out of
+    /// rotation: no call is placed on them, and the calls placed before go
+    /// to others.
     down: Vec<bool>,
     /// The worker of the root searches, once there was one.
     root: Option<usize>,
@@ -341,7 +342,8 @@ impl Queue {
         Ok(key)
     }
 
-    /// Marks `worker` down (its children cannot be started) or up again.
+    /// Marks `worker` down (its children cannot be started, or it is out of
+    /// rotation) or up again.
     /// Calls of a role no worker is up for any more fail at once.
     fn set_down(&self, worker: usize, down: bool) {
         let mut stranded = Vec::new();
@@ -368,15 +370,21 @@ impl Queue {
         self.wakeup.notify_waiters();
     }
 
-    /// Every role `worker` serves has another worker up: it can be spared.
-    fn can_spare(&self, worker: usize) -> bool {
-        let Ok(w) = self.waiting.lock() else {
+    /// Marks `worker` down, out of rotation, if every role it serves has
+    /// another worker up (checked and marked at once, so two workers
+    /// cannot take each other's place); whether it did.
+    fn take_out(&self, worker: usize) -> bool {
+        let Ok(mut w) = self.waiting.lock() else {
             return false;
         };
-        let p = &w.placement;
+        let p = &mut w.placement;
         let serves = p.serves.get(worker).copied().unwrap_or_default();
-        (0..2)
-            .all(|role| !serves[role] || (0..p.serves.len()).any(|o| o != worker && p.up(o, role)))
+        let spare = (0..2)
+            .all(|role| !serves[role] || (0..p.serves.len()).any(|o| o != worker && p.up(o, role)));
+        if spare && let Some(d) = p.down.get_mut(worker) {
+            *d = true;
+        }
+        spare
     }
 
     /// Gives `job`, which worker `from` could not search, to another worker
@@ -512,20 +520,34 @@ const DOWN_WAIT_FIRST: Duration = Duration::from_secs(1);
 /// Its longest wait: the wait doubles with every failed try, up to this.
 const DOWN_WAIT_MAX: Duration = Duration::from_secs(60);
 /// Searches dropped by a worker's dying child, each within
-/// [`DROP_MEMORY`] of the last, that take it out of rotation: a host that
-/// accepts connections and then drops them is not retried at once.
+/// [`DROP_MEMORY`] of the last and fewer than [`SOUND_SEARCHES`] answered
+/// between, that take it out of rotation: a host that accepts connections
+/// and then drops them is not retried at once.
 const FLAPPING: u32 = 3;
 /// How long a dropped search counts against its worker.
 const DROP_MEMORY: Duration = Duration::from_secs(300);
+
+/// Searches answered since a worker's last drop that clear its record.
+const SOUND_SEARCHES: u32 = 32;
 
 /// A worker's recent dropped searches (its child died mid-search).
 #[derive(Debug, Default)]
 struct Drops {
     recent: u32,
     last: Option<tokio::time::Instant>,
+    answered: u32,
 }
 
 impl Drops {
+    /// Counts an answered search: [`SOUND_SEARCHES`] in a row clear the
+    /// record (a host that drops one search in thousands never goes out).
+    fn answered(&mut self) {
+        self.answered += 1;
+        if self.answered >= SOUND_SEARCHES {
+            self.recent = 0;
+        }
+    }
+
     /// Counts a dropped search at `now`; once [`FLAPPING`] came close
     /// together, how long the worker stays out of rotation: 8 s at the
     /// third, doubling with each one more, up to [`DOWN_WAIT_MAX`].
@@ -535,6 +557,7 @@ impl Drops {
         }
         self.recent += 1;
         self.last = Some(now);
+        self.answered = 0;
         (self.recent >= FLAPPING)
             .then(|| DOWN_WAIT_FIRST.saturating_mul(1 << self.recent.min(16)))
             .map(|wait| wait.min(DOWN_WAIT_MAX))
@@ -967,8 +990,6 @@ impl Worker {
             // future was dropped), or the pool closes.
             let cancel = CancellationToken::new();
             let (closing, n) = (self.closing.clone(), self.n);
-            // Out of rotation once this job is answered: for how long, why.
-            let mut out = None;
             let result = loop {
                 // A child that cannot be started: the call goes to another
                 // worker of its role (or fails, when none is up), and this
@@ -1003,41 +1024,33 @@ impl Worker {
                 };
                 // A crash or a bad answer (a dropped connection) is tried
                 // once more: by another worker of its role when one is up,
-                // while this one starts a fresh child (down if it cannot);
-                // else here, on a fresh child. A stall is not: it already
-                // cost a whole deadline, and the decision goes on without it.
-                // A worker that keeps dropping searches goes out of rotation
-                // for a while, when others can do its work.
-                let dropped = matches!(
-                    &result,
-                    Err(SearchError::Child(
-                        ChildError::Died { .. } | ChildError::BadAnswer { .. }
-                    ))
-                ) && !cancel.is_cancelled()
+                // while this one starts a fresh child (down if it cannot, out
+                // of rotation if it keeps dropping searches); else here, on a
+                // fresh child. A stall is not: it already cost a whole
+                // deadline, and the decision goes on without it.
+                let Err(e) = &result else { break result };
+                let retry = matches!(
+                    e,
+                    SearchError::Child(ChildError::Died { .. } | ChildError::BadAnswer { .. })
+                ) && !job.retried
+                    && !cancel.is_cancelled()
                     && !job.cancel.is_cancelled()
                     && !job.reply.is_closed();
-                let Err(e) = &result else { break result };
-                if !dropped {
+                if !retry {
                     break result;
                 }
                 let why = e.to_string();
-                if let Some(wait) = self.drops.dropped(tokio::time::Instant::now())
-                    && queue.can_spare(n - 1)
-                {
-                    out = Some((wait, why.clone()));
-                }
-                if job.retried {
-                    break result;
-                }
+                // A child that died (a dropped connection) counts against its
+                // worker; a bad answer, or a second death of the same search,
+                // says more about the position than about the host.
+                let out = matches!(e, SearchError::Child(ChildError::Died { .. }))
+                    .then(|| self.drops.dropped(tokio::time::Instant::now()))
+                    .flatten();
                 tracing::warn!("worker {n}: {why}; the search is tried again");
                 job.retried = true;
                 match queue.hand_over(job, n - 1) {
                     None => {
-                        if let Some((wait, why)) = out {
-                            self.out_of_rotation(&queue, &why, wait).await;
-                        } else if let Err(e) = self.start_children().await {
-                            self.down(&queue, &e.to_string(), DOWN_WAIT_FIRST).await;
-                        }
+                        self.after_drop(&queue, out, &why).await;
                         continue 'jobs;
                     }
                     Some(back) => job = back,
@@ -1047,11 +1060,9 @@ impl Worker {
             if let Ok(report) = &mut result {
                 report.slot = Some(self.n);
                 queue.searched_by(job.position, self.n - 1);
+                self.drops.answered();
             }
             let _ = job.reply.send(result);
-            if let Some((wait, why)) = out {
-                self.out_of_rotation(&queue, &why, wait).await;
-            }
         }
         for client in [self.evaluator.take(), self.opponent.take()]
             .into_iter()
@@ -1084,11 +1095,27 @@ impl Worker {
         }
     }
 
-    /// Out of rotation: its child keeps dying mid-search (a host that
-    /// accepts connections, then drops them). Its children are stopped, and
-    /// it is down for `wait` before it starts them again.
+    /// After a dropped search was handed to another worker: out of rotation
+    /// for `out` when the worker keeps dropping searches and the others can
+    /// do its work, else a fresh child at once (down if it cannot start).
+    async fn after_drop(&mut self, queue: &Queue, out: Option<Duration>, why: &str) {
+        match out {
+            Some(wait) if queue.take_out(self.n - 1) => {
+                self.out_of_rotation(queue, why, wait).await;
+            }
+            _ => {
+                if let Err(e) = self.start_children().await {
+                    self.down(queue, &e.to_string(), DOWN_WAIT_FIRST).await;
+                }
+            }
+        }
+    }
+
+    /// Out of rotation (already marked down by [`Queue::take_out`]): its
+    /// child keeps dying mid-search (a host that accepts connections, then
+    /// drops them). Its children are stopped, and it is down for `wait`
+    /// before it starts them again.
     async fn out_of_rotation(&mut self, queue: &Queue, why: &str, wait: Duration) {
-        queue.set_down(self.n - 1, true);
         for client in [self.evaluator.take(), self.opponent.take()]
             .into_iter()
             .flatten()

@@ -636,6 +636,42 @@ async fn a_worker_that_keeps_dropping_searches_is_out_of_rotation_for_a_while() 
     pool.shutdown().await;
 }
 
+/// When every worker keeps dropping searches, one stays in rotation: the
+/// searches are still tried (and fail as dropped), never for want of a
+/// worker.
+#[tokio::test(start_paused = true)]
+async fn the_last_worker_of_a_role_is_never_out_of_rotation() {
+    let heard = Heard::default();
+    let config = one_slot_each(&["--crash-on-go", "--crash-on-go"]);
+    let pool = Pool::start_with(config, fakes(&heard));
+    pool.ready().await;
+    let game = Game::default();
+    let lines = [
+        "e2e4 e7e5",
+        "d2d4 d7d5",
+        "g1f3 g8f6",
+        "c2c4 c7c5",
+        "b2b3 b7b6",
+    ];
+    for line in lines.into_iter().cycle().take(10) {
+        let q = query(game.clone(), line_from(&game, line), ChildLimit::Nodes(100));
+        let result = pool.search(q, CancellationToken::new()).await;
+        assert!(
+            matches!(result, Err(SearchError::Child(ChildError::Died { .. }))),
+            "{result:?}"
+        );
+        settle().await;
+    }
+    assert_eq!(heard.count("go"), 20, "each search tried twice");
+    let out: Vec<String> = pool
+        .news()
+        .into_iter()
+        .filter(|l| l.contains("out of rotation"))
+        .collect();
+    assert_eq!(out.len(), 1, "{out:?}");
+    pool.shutdown().await;
+}
+
 /// A child still starting (a restart, a slow connection to another host)
 /// does not hold a search its asker has given up on.
 #[tokio::test(start_paused = true)]
