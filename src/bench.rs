@@ -190,7 +190,7 @@ async fn rounds(
     for (i, game) in games.iter().enumerate() {
         pool.new_game();
         let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
-        let plan = node_rounds(total, options.settings(), moves.len());
+        let plan = node_rounds(total, options.settings(), moves.len(), moves.len());
         let limit = plan.first;
         let mut traced = Vec::new();
         let mut building = Duration::ZERO;

@@ -102,12 +102,14 @@ pub const INITIAL_SPEED: u64 = 500_000;
 
 /// A node total (`go nodes N`) as rounds: [`ROOT_SHARE`] of it for the
 /// evaluator's root search, the rest over rounds of halving that end with
-/// two candidates.
-pub fn node_rounds(total: u64, settings: Settings, moves: usize) -> RoundPlan {
+/// two candidates. `moves` root moves are weighed; `branching` is the
+/// legal moves at the root (the estimate for every position a deeper level
+/// expands; more than `moves` under `go searchmoves`).
+pub fn node_rounds(total: u64, settings: Settings, moves: usize, branching: usize) -> RoundPlan {
     let root = ((total as f64 * ROOT_SHARE) as u64).max(1);
     let rounds = rounds_for(moves);
     let rest = total.saturating_sub(root);
-    let first = first_round_nodes(rest, settings, moves, moves, rounds);
+    let first = first_round_nodes(rest, settings, moves, branching, rounds);
     RoundPlan {
         root: ChildLimit::Nodes(root),
         root_then: None,
@@ -125,10 +127,18 @@ pub fn node_rounds(total: u64, settings: Settings, moves: usize) -> RoundPlan {
 /// rounds end (a first search as large as round 1 names the anchor early,
 /// a second goes on until the end); the rounds start from `first` nodes a
 /// call and go on halving, then doubling on the last two. `clock` may be
-/// set later (`ponderhit`).
-pub fn open_rounds(first: u64, settings: Settings, moves: usize, clock: ClockCell) -> RoundPlan {
+/// set later (`ponderhit`). `branching` as in [`node_rounds`].
+pub fn open_rounds(
+    first: u64,
+    settings: Settings,
+    moves: usize,
+    branching: usize,
+    clock: ClockCell,
+) -> RoundPlan {
     let moves = moves.max(1);
-    let calls = settings.lookahead.calls(moves, moves, settings.prune_width);
+    let calls = settings
+        .lookahead
+        .calls(moves, branching.max(moves), settings.prune_width);
     let round_one = first.saturating_mul(calls);
     RoundPlan {
         root: ChildLimit::Nodes(round_one),
@@ -200,8 +210,13 @@ pub struct TimedBudget {
 /// so that about [`ROUNDS_PER_MOVE`] rounds fit; the clock then decides how
 /// many run. Prefers `preferred`; falls back to half-step and then to the
 /// evaluator alone when round 1's calls would get under
-/// [`MIN_CALL_NODES`].
-pub fn plan_timed(budget: TimedBudget, moves: usize, settings: Settings) -> TimedPlan {
+/// [`MIN_CALL_NODES`]. `branching` as in [`node_rounds`].
+pub fn plan_timed(
+    budget: TimedBudget,
+    moves: usize,
+    branching: usize,
+    settings: Settings,
+) -> TimedPlan {
     let usable = budget.soft.mul_f64(SAFETY);
     let threads = budget.threads.max(1);
     let (root, root_then, lookahead_time) = if threads >= 2 {
@@ -229,7 +244,7 @@ pub fn plan_timed(budget: TimedBudget, moves: usize, settings: Settings) -> Time
     };
     for lookahead in settings.lookahead.and_cheaper() {
         let moves = moves.max(1);
-        let calls = lookahead.calls(moves, moves, settings.prune_width) as u32;
+        let calls = lookahead.calls(moves, branching.max(moves), settings.prune_width) as u32;
         let per_call = lookahead_time / ROUNDS_PER_MOVE / calls;
         let nodes =
             (budget.speed as f64 * per_call.saturating_sub(budget.call_cost).as_secs_f64()) as u64;
@@ -293,7 +308,7 @@ mod tests {
 
     #[test]
     fn a_node_total_keeps_most_for_the_root() {
-        let plan = node_rounds(100_000, Settings::new(Lookahead::One), 20);
+        let plan = node_rounds(100_000, Settings::new(Lookahead::One), 20, 20);
         assert_eq!(plan.root, ChildLimit::Nodes(90_000));
         assert_eq!(plan.max_rounds, rounds_for(20));
         assert!(plan.clock.get().is_none() && plan.root_then.is_none() && !plan.root_open);
@@ -304,6 +319,7 @@ mod tests {
         // 20 moves, one-step, 1 M nodes a second: 40 calls in round 1.
         let TimedPlan::Rounds(Lookahead::One, plan) = plan_timed(
             budget(1000, 2, 1_000_000, 0),
+            20,
             20,
             Settings::new(Lookahead::One),
         ) else {
@@ -320,6 +336,7 @@ mod tests {
         // One worker: the root first, for ROOT_SHARE of the usable target.
         let TimedPlan::Rounds(_, plan) = plan_timed(
             budget(1000, 1, 1_000_000, 0),
+            20,
             20,
             Settings::new(Lookahead::One),
         ) else {
@@ -343,7 +360,7 @@ mod tests {
                 clock: Some(clock),
                 ..budget(1000, threads, 1_000_000, 0)
             };
-            match plan_timed(b, 20, Settings::new(Lookahead::One)) {
+            match plan_timed(b, 20, 20, Settings::new(Lookahead::One)) {
                 TimedPlan::Rounds(_, plan) => plan,
                 TimedPlan::EvaluatorOnly(_) => panic!("rounds expected"),
             }
@@ -373,12 +390,13 @@ mod tests {
             plan_timed(
                 budget(10, 2, 1_000_000, 0),
                 20,
+                20,
                 Settings::new(Lookahead::One)
             ),
             TimedPlan::Rounds(Lookahead::Half, _)
         ));
         assert!(matches!(
-            plan_timed(budget(10, 2, 1_000_000, 1), 20, Settings::new(Lookahead::One)),
+            plan_timed(budget(10, 2, 1_000_000, 1), 20, 20, Settings::new(Lookahead::One)),
             TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t)) if t == Duration::from_millis(7)
         ));
     }
@@ -386,7 +404,7 @@ mod tests {
     #[test]
     fn a_multistep_lookahead_that_does_not_fit_falls_back_level_by_level() {
         let two = Settings::new(Lookahead::Two);
-        let planned = |ms| match plan_timed(budget(ms, 2, 1_000_000, 0), 20, two) {
+        let planned = |ms| match plan_timed(budget(ms, 2, 1_000_000, 0), 20, 20, two) {
             TimedPlan::Rounds(l, _) => Some(l),
             TimedPlan::EvaluatorOnly(_) => None,
         };

@@ -29,7 +29,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::Move;
+use shakmaty::{Move, Position};
 use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
@@ -390,6 +390,9 @@ pub async fn decide_in_rounds<C: Children>(
 ) -> Option<Decision> {
     let mut alive = candidates.to_vec();
     sort_candidates(&mut alive);
+    // Legal moves where a deeper level expands, estimated by the root's
+    // (more than the candidates under `go searchmoves`).
+    let branching = game.position().legal_moves().len().max(candidates.len());
     let anchor_seen = Arc::new(Mutex::new(plan.anchor_hint));
     let root_cancel = cancel.child_token();
     // Cancelled when the root searches are over, once `root_ended` is set.
@@ -454,8 +457,7 @@ pub async fn decide_in_rounds<C: Children>(
                     break;
                 }
                 let rounds_left = plan.max_rounds - number + 1;
-                let nodes =
-                    first_round_nodes(left, settings, alive.len(), candidates.len(), rounds_left);
+                let nodes = first_round_nodes(left, settings, alive.len(), branching, rounds_left);
                 ChildLimit::Nodes(nodes)
             }
             _ => scaled(plan.first, factor),
@@ -533,7 +535,7 @@ pub async fn decide_in_rounds<C: Children>(
             // not halve).
             let calls = |n: usize| {
                 let l = settings.lookahead;
-                l.calls(n, candidates.len(), settings.prune_width) as f64
+                l.calls(n, branching, settings.prune_width) as f64
             };
             let growth = 2.0 * calls(next.len()) / calls(alive.len());
             let cost = clock.began(started, root).elapsed().mul_f64(growth);

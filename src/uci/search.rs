@@ -186,7 +186,14 @@ enum Work {
 
 /// How `go` is budgeted; `overhead` is what the clock keeps in reserve
 /// ([`Search::overhead`]).
-fn plan(go: &Go, options: &Options, us: Color, moves: usize, overhead: Duration) -> Plan {
+/// `moves` root moves are weighed, `branching` the legal ones ([`node_rounds`]).
+fn plan(
+    go: &Go,
+    options: &Options,
+    us: Color,
+    (moves, branching): (usize, usize),
+    overhead: Duration,
+) -> Plan {
     let pass = |limit| Plan::Fixed(Work::Pass(limit));
     if options.child_nodes > 0 {
         return pass(ChildLimit::Nodes(options.child_nodes));
@@ -208,6 +215,7 @@ fn plan(go: &Go, options: &Options, us: Color, moves: usize, overhead: Duration)
             nodes,
             options.settings(),
             moves,
+            branching,
         ))));
     }
     if go.ends_when_told() {
@@ -339,6 +347,12 @@ impl Search {
         UciMove::from_move(m, self.req.game.castling_mode())
     }
 
+    /// The legal moves at the root: how wide a deeper level is (estimated),
+    /// whatever `go searchmoves` leaves of the candidates.
+    fn branching(&self) -> usize {
+        self.req.game.position().legal_moves().len()
+    }
+
     /// The decision, or `None` at a finished root or when not even the
     /// built-in engine answered.
     async fn decide(&mut self) -> Option<Decision> {
@@ -348,8 +362,8 @@ impl Search {
         let us = self.req.game.position().turn();
         let overhead = self.overhead();
         let settings = self.req.options.settings();
-        let moves = self.candidates.len();
-        let result = match plan(&self.req.go, &self.req.options, us, moves, overhead) {
+        let breadth = (self.candidates.len(), self.branching());
+        let result = match plan(&self.req.go, &self.req.options, us, breadth, overhead) {
             Plan::Fixed(work) => {
                 // Pondering, the clock is not ours until `ponderhit`.
                 let ends = if self.req.go.ponder {
@@ -516,7 +530,8 @@ impl Search {
                 deadline: None,
                 on_ponderhit,
             };
-            let plan = open_rounds(FIRST_PASS_NODES, settings, self.candidates.len(), clock);
+            let (moves, branching) = (self.candidates.len(), self.branching());
+            let plan = open_rounds(FIRST_PASS_NODES, settings, moves, branching, clock);
             return self
                 .pass(Work::Rounds(Box::new(plan)), settings, ends)
                 .await;
@@ -584,7 +599,7 @@ impl Search {
             call_cost: pool.call_cost(),
             clock: child_clock(&self.req.go, self.req.game.position().turn(), overhead),
         };
-        match plan_timed(budget, self.candidates.len(), settings) {
+        match plan_timed(budget, self.candidates.len(), self.branching(), settings) {
             TimedPlan::Rounds(lookahead, plan) => {
                 if lookahead != settings.lookahead {
                     self.req.out.info_string(format!(
