@@ -582,7 +582,7 @@ impl Candidate {
         best_valued(&self.next).map(|i| &self.next[i])
     }
 
-    fn new(mv: Move) -> Candidate {
+    pub(crate) fn new(mv: Move) -> Candidate {
         Candidate {
             mv,
             reply: None,

@@ -299,12 +299,14 @@ impl Noise {
 
     /// Learns from two consecutive complete rounds, the later under
     /// `limit`: for every move of the later round besides its best `t`, how
-    /// `V(u) - V(t)` changed.
+    /// `V(u) - V(t)` changed. Values at the first level (a move a deeper
+    /// level expanded in one round and not in the other would otherwise
+    /// count its change of depth as noise).
     fn learn(&mut self, earlier: &[Candidate], later: &[Candidate], limit: ChildLimit) {
         let value = |cs: &[Candidate], m: Move| {
             cs.iter()
                 .find(|c| c.mv == m)
-                .and_then(|c| c.value?.centipawns())
+                .and_then(|c| c.shallow.or(c.value)?.centipawns())
         };
         let Some(top) = best_of(later).map(|(m, _)| m) else {
             return;
@@ -1237,6 +1239,29 @@ mod tests {
             "{}",
             noise.margin(large)
         );
+    }
+
+    /// A move a deeper level expanded in the later round only: its rise
+    /// is a change of depth, not noise; the first-level values are compared.
+    #[test]
+    fn noise_compares_first_level_values() {
+        let game = Game::default();
+        let moves: Vec<Move> = game.position().legal_moves().into_iter().take(2).collect();
+        let valued = |mv, cp, shallow: Option<i32>| Candidate {
+            value: Some(Value::cp(cp)),
+            shallow: shallow.map(Value::cp),
+            ..Candidate::new(mv)
+        };
+        let earlier = [valued(moves[0], 0, None), valued(moves[1], -50, None)];
+        let later = [valued(moves[0], 100, Some(0)), valued(moves[1], -50, None)];
+        let limit = ChildLimit::Nodes(1000);
+        let mut noise = Noise::default();
+        noise.learn(&earlier, &later, limit);
+        let samples: Vec<i32> = noise.buckets[&Noise::bucket(limit)]
+            .iter()
+            .copied()
+            .collect();
+        assert_eq!(samples, [0]);
     }
 
     #[test]
