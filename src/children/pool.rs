@@ -965,6 +965,16 @@ struct Worker {
     drops: Drops,
 }
 
+/// How starting the child a job needs ended ([`Worker::start_for`]).
+enum Start {
+    /// The child is up; the job goes on.
+    Ready(Job),
+    /// The asker stopped waiting, or the pool closed: the job is answered.
+    Answered,
+    /// The child cannot be started; the job, unless it was answered.
+    Failed(Option<Job>, ChildError),
+}
+
 impl Worker {
     async fn run(mut self, queue: Arc<Queue>, started: Arc<watch::Sender<usize>>) {
         // Start the children now; a worker that cannot is down from the
@@ -994,22 +1004,20 @@ impl Worker {
                 // A child that cannot be started: the call goes to another
                 // worker of its role (or fails, when none is up), and this
                 // one is down until its children start again.
-                if let Err(e) = self.start_child(job.query.role, &job.cancel).await {
-                    let fault = match e {
-                        SearchError::Child(fault) => fault,
-                        other => {
-                            let _ = job.reply.send(Err(other));
-                            continue 'jobs;
+                self.catch_up_with_new_games().await;
+                job = match self.start_for(job).await {
+                    Start::Ready(job) => job,
+                    Start::Answered => continue 'jobs,
+                    Start::Failed(job, fault) => {
+                        let why = fault.to_string();
+                        queue.set_down(n - 1, true);
+                        if let Some(job) = job.and_then(|job| queue.hand_over(job, n - 1)) {
+                            let _ = job.reply.send(Err(SearchError::Child(fault)));
                         }
-                    };
-                    let why = fault.to_string();
-                    queue.set_down(n - 1, true);
-                    if let Some(job) = queue.hand_over(job, n - 1) {
-                        let _ = job.reply.send(Err(SearchError::Child(fault)));
+                        self.down(&queue, &why, DOWN_WAIT_FIRST).await;
+                        continue 'jobs;
                     }
-                    self.down(&queue, &why, DOWN_WAIT_FIRST).await;
-                    continue 'jobs;
-                }
+                };
                 let result = {
                     let search = self.search(&job.query, &cancel);
                     tokio::pin!(search);
@@ -1082,16 +1090,34 @@ impl Worker {
         Ok(())
     }
 
-    /// The child for `role`, started if needed; a start is no search yet,
-    /// so the asker may stop waiting (`cancel`).
-    async fn start_child(
-        &mut self,
-        role: Role,
-        cancel: &CancellationToken,
-    ) -> Result<(), SearchError> {
-        tokio::select! {
-            started = self.client(role) => started.map(|_| ()).map_err(SearchError::from),
-            () = cancel.cancelled() => Err(SearchError::Cancelled),
+    /// Starts the child `job` needs, if it has none. A start is no search
+    /// yet: when the asker stops waiting, it is answered at once and the
+    /// start goes on to its own deadline, so a host slower to connect than
+    /// a decision lasts still joins for the next; when the pool closes, the
+    /// start is dropped.
+    async fn start_for(&mut self, mut job: Job) -> Start {
+        let closing = self.closing.clone();
+        let start = self.client(job.query.role);
+        tokio::pin!(start);
+        let first = tokio::select! {
+            started = &mut start => Some(started.map(|_| ())),
+            () = job.cancel.cancelled() => None,
+            () = job.reply.closed() => None,
+            () = closing.cancelled() => None,
+        };
+        match first {
+            Some(Ok(())) => Start::Ready(job),
+            Some(Err(fault)) => Start::Failed(Some(job), fault),
+            None => {
+                let _ = job.reply.send(Err(SearchError::Cancelled));
+                tokio::select! {
+                    started = start => match started {
+                        Ok(_) => Start::Answered,
+                        Err(fault) => Start::Failed(None, fault),
+                    },
+                    () = closing.cancelled() => Start::Answered,
+                }
+            }
         }
     }
 
@@ -1172,13 +1198,8 @@ impl Worker {
         query: &Query,
         cancel: &CancellationToken,
     ) -> Result<Report, SearchError> {
-        self.catch_up_with_new_games().await;
-        // Starting a child (a crashed one's replacement, a connection to
-        // another machine) is no search yet: the asker may stop waiting.
-        let client = tokio::select! {
-            client = self.client(query.role) => client?,
-            () = cancel.cancelled() => return Err(SearchError::Cancelled),
-        };
+        // Started by `start_for` just before.
+        let client = self.client(query.role).await?;
         let result = client.search(query, cancel).await;
         if let Err(e) = &result
             && e.needs_restart()

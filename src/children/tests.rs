@@ -697,6 +697,65 @@ async fn a_search_waiting_for_its_child_to_start_ends_when_cancelled() {
     pool.shutdown().await;
 }
 
+/// A restart slower than the asker waits (a host slow to connect) is not
+/// thrown away with the search: the asker is answered at once, the start
+/// goes on, and the next search finds the child up.
+#[tokio::test(start_paused = true)]
+async fn a_start_the_asker_gave_up_on_goes_on_for_the_next_search() {
+    const SLOW: Duration = Duration::from_secs(3);
+    let heard = Heard::default();
+    let starts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let connect: Connect = {
+        let (heard, starts) = (heard.clone(), starts.clone());
+        Arc::new(move |config: ChildConfig, label: String| -> Connecting {
+            let (heard, starts) = (heard.clone(), starts.clone());
+            Box::pin(async move {
+                // The first child drops its first search; its replacement
+                // takes SLOW to connect and then plays.
+                let flags = if starts.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0 {
+                    "--crash-on-go".to_owned()
+                } else {
+                    tokio::time::sleep(SLOW).await;
+                    config.command.clone()
+                };
+                connect(&ChildConfig::new(&flags), &label, &heard).await
+            })
+        })
+    };
+    let pool = Pool::start_with(one_slot_each(&["--move=e2e4"]), connect);
+    pool.ready().await;
+    let asked = Instant::now();
+    let result = pool
+        .search(
+            startpos_query(ChildLimit::Nodes(100)),
+            cancelled_after(Duration::from_millis(500)),
+        )
+        .await;
+    assert!(matches!(result, Err(SearchError::Cancelled)), "{result:?}");
+    assert!(
+        asked.elapsed() < Duration::from_millis(600),
+        "{:?}",
+        asked.elapsed()
+    );
+    tokio::time::sleep(SLOW).await;
+    let asked = Instant::now();
+    let report = report_of(
+        pool.search(
+            startpos_query(ChildLimit::Nodes(100)),
+            CancellationToken::new(),
+        )
+        .await,
+    );
+    assert_eq!(uci(report.best), "e2e4");
+    assert!(
+        asked.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(starts.load(std::sync::atomic::Ordering::Relaxed), 2);
+    pool.shutdown().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn pool_retries_a_crashed_child_once_then_fails() {
     let heard = Heard::default();
