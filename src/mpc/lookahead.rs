@@ -236,6 +236,17 @@ pub enum Rule {
     BuiltinFallback,
 }
 
+impl Rule {
+    /// The evaluator's own root search chose the move, over (or without)
+    /// the lookahead.
+    pub fn keeps_root(self) -> bool {
+        matches!(
+            self,
+            Rule::Fortified | Rule::Refuted | Rule::Unchecked | Rule::EvaluatorFallback
+        )
+    }
+}
+
 /// The outcome of one pass.
 #[derive(Debug, Clone)]
 pub struct Decision {
@@ -928,16 +939,21 @@ impl Decision {
             .map(|r| r.best)
     }
 
-    /// Plays `mv` by `rule`: its line and value from its candidate when the
-    /// lookahead valued it (`plies` deep), else from the root search.
+    /// Plays `mv` by `rule`, with the line and value of what chose it: the
+    /// root search's when the rule kept the evaluator's own move over the
+    /// lookahead (its deeper line is what decided), else the move's
+    /// candidate's when the lookahead valued it (`plies` deep), else the
+    /// root search's.
     pub fn play(&mut self, mv: Move, rule: Rule, plies: u32) {
         let root_score = self.evaluator_choice.map(|(_, s)| s);
-        if let Some(c) = self
+        let root = self.root.as_ref().filter(|r| r.best == mv);
+        let by_root = rule.keeps_root() && root.is_some_and(|r| r.score.is_some());
+        let candidate = self
             .candidates
             .iter()
             .find(|c| c.mv == mv && c.value.is_some())
-        {
-            let pv = c.line();
+            .filter(|_| !by_root);
+        if let Some(c) = candidate {
             if let Some(depth) = c.depth(plies) {
                 self.stats.depth = depth;
             }
@@ -945,8 +961,8 @@ impl Decision {
                 .reply
                 .or_else(|| c.leaf.as_ref().and_then(|l| l.pv.first().copied()));
             self.value = c.value.or(root_score);
-            self.pv = pv;
-        } else if let Some(r) = self.root.as_ref().filter(|r| r.best == mv) {
+            self.pv = c.line();
+        } else if let Some(r) = root {
             self.stats.depth = r.depth;
             self.pv = if r.pv.first() == Some(&r.best) {
                 r.pv.clone()
@@ -1231,7 +1247,9 @@ mod tests {
         assert_eq!((key(&[d.best]), d.rule), ("d2d4".into(), Rule::Lookahead));
         let d = run(script(), &g, &cands, fortified(11)).await;
         assert_eq!((key(&[d.best]), d.rule), ("e2e4".into(), Rule::Fortified));
-        assert_eq!(d.value, Some(Value::cp(20)), "the value of the move played");
+        // Kept by the root search: its value, line and reply.
+        assert_eq!(d.value, Some(Value::cp(40)), "the root search's value");
+        assert_eq!(key(&d.pv), "e2e4");
         assert_eq!(d.lookahead_choice.map(|(_, v)| v), Some(Value::cp(50)));
         assert_eq!(d.evaluator_choice.map(|(_, v)| v), Some(Value::cp(40)));
     }

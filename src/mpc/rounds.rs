@@ -619,7 +619,6 @@ pub async fn decide_in_rounds<C: Children>(
     all.sort_by_cached_key(|c| shakmaty::uci::UciMove::from_standard(c.mv).to_string());
     decision.candidates = all;
     if let Some((mv, rule)) = choice {
-        // The anchor's line and value are those of its round.
         decision.play(mv, rule, plies);
     }
     let depth = decision.stats.depth;
@@ -1027,7 +1026,9 @@ mod tests {
         // margin (about twice the prior 30 cp spread), so the anchor stays.
         assert_eq!(UciMove::from_standard(d.best).to_string(), "a2a3");
         assert_eq!(d.rule, Rule::Fortified);
-        assert_eq!(d.value, Some(Value::cp(5)));
+        // Shown with the root search's line and value: what kept it.
+        assert_eq!((d.value, d.stats.depth), (Some(Value::cp(0)), 3));
+        assert_eq!(d.pv, [d.best]);
         assert_eq!(
             d.lookahead_choice
                 .map(|(m, v)| (UciMove::from_standard(m).to_string(), v)),
@@ -1074,7 +1075,7 @@ mod tests {
         let (d, _, _) = rounds_with([5, 10, 15, 40, 100, 1, 30, 2], true, None, &refuted).await;
         assert_eq!(UciMove::from_standard(d.best).to_string(), "a2a3");
         assert_eq!(d.rule, Rule::Refuted);
-        assert_eq!(d.value, Some(Value::cp(5)), "the anchor's round value");
+        assert_eq!(d.value, Some(Value::cp(0)), "the root search's value");
         let check = d.spread.and_then(|s| s.check);
         assert_eq!(
             check.map(|c| (c.value, c.depth, c.verdict)),
