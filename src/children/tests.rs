@@ -697,25 +697,20 @@ async fn a_search_waiting_for_its_child_to_start_ends_when_cancelled() {
     pool.shutdown().await;
 }
 
-/// A restart slower than the asker waits (a host slow to connect) is not
-/// thrown away with the search: the asker is answered at once, the start
-/// goes on, and the next search finds the child up.
-#[tokio::test(start_paused = true)]
-async fn a_start_the_asker_gave_up_on_goes_on_for_the_next_search() {
-    const SLOW: Duration = Duration::from_secs(3);
+/// A pool of one worker whose first child drops its first search and
+/// whose later children take `slow` to connect; how many were started.
+fn slow_restarts(slow: Duration) -> (Pool, Arc<std::sync::atomic::AtomicUsize>) {
     let heard = Heard::default();
     let starts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let connect: Connect = {
-        let (heard, starts) = (heard.clone(), starts.clone());
+        let starts = starts.clone();
         Arc::new(move |config: ChildConfig, label: String| -> Connecting {
             let (heard, starts) = (heard.clone(), starts.clone());
             Box::pin(async move {
-                // The first child drops its first search; its replacement
-                // takes SLOW to connect and then plays.
                 let flags = if starts.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0 {
                     "--crash-on-go".to_owned()
                 } else {
-                    tokio::time::sleep(SLOW).await;
+                    tokio::time::sleep(slow).await;
                     config.command.clone()
                 };
                 connect(&ChildConfig::new(&flags), &label, &heard).await
@@ -723,7 +718,12 @@ async fn a_start_the_asker_gave_up_on_goes_on_for_the_next_search() {
         })
     };
     let pool = Pool::start_with(one_slot_each(&["--move=e2e4"]), connect);
-    pool.ready().await;
+    (pool, starts)
+}
+
+/// Asks for a search whose child drops it, so it waits for a restart, and
+/// gives up after 500 ms: answered at once.
+async fn give_up_during_a_restart(pool: &Pool) {
     let asked = Instant::now();
     let result = pool
         .search(
@@ -732,11 +732,19 @@ async fn a_start_the_asker_gave_up_on_goes_on_for_the_next_search() {
         )
         .await;
     assert!(matches!(result, Err(SearchError::Cancelled)), "{result:?}");
-    assert!(
-        asked.elapsed() < Duration::from_millis(600),
-        "{:?}",
-        asked.elapsed()
-    );
+    let waited = asked.elapsed();
+    assert!(waited < Duration::from_millis(600), "{waited:?}");
+}
+
+/// A restart slower than the asker waits (a host slow to connect) is not
+/// thrown away with the search: the asker is answered at once, the start
+/// goes on, and the next search finds the child up.
+#[tokio::test(start_paused = true)]
+async fn a_start_the_asker_gave_up_on_goes_on_for_the_next_search() {
+    const SLOW: Duration = Duration::from_secs(3);
+    let (pool, starts) = slow_restarts(SLOW);
+    pool.ready().await;
+    give_up_during_a_restart(&pool).await;
     tokio::time::sleep(SLOW).await;
     let asked = Instant::now();
     let report = report_of(
@@ -747,13 +755,22 @@ async fn a_start_the_asker_gave_up_on_goes_on_for_the_next_search() {
         .await,
     );
     assert_eq!(uci(report.best), "e2e4");
-    assert!(
-        asked.elapsed() < Duration::from_millis(100),
-        "{:?}",
-        asked.elapsed()
-    );
+    let waited = asked.elapsed();
+    assert!(waited < Duration::from_millis(100), "{waited:?}");
     assert_eq!(starts.load(std::sync::atomic::Ordering::Relaxed), 2);
     pool.shutdown().await;
+}
+
+/// A start still going on for nobody does not hold the pool's shutdown.
+#[tokio::test(start_paused = true)]
+async fn a_closing_pool_drops_a_start_nobody_waits_for() {
+    let (pool, _) = slow_restarts(Duration::from_secs(30));
+    pool.ready().await;
+    give_up_during_a_restart(&pool).await;
+    let closing = Instant::now();
+    pool.shutdown().await;
+    let took = closing.elapsed();
+    assert!(took < Duration::from_millis(100), "{took:?}");
 }
 
 #[tokio::test(start_paused = true)]

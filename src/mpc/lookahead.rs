@@ -951,30 +951,37 @@ impl Decision {
         let candidate = self
             .candidates
             .iter()
-            .find(|c| c.mv == mv && c.value.is_some())
-            .filter(|_| !by_root);
-        if let Some(c) = candidate {
-            if let Some(depth) = c.depth(plies) {
-                self.stats.depth = depth;
+            .find(|c| c.mv == mv && c.value.is_some());
+        // The predicted reply is the nominal opponent's whenever it made
+        // one: the seed of the next decision and the hit rate count it.
+        let reply = candidate.and_then(|c| {
+            c.reply
+                .or_else(|| c.leaf.as_ref().and_then(|l| l.pv.first().copied()))
+        });
+        match (candidate, root) {
+            (Some(c), _) if !by_root => {
+                if let Some(depth) = c.depth(plies) {
+                    self.stats.depth = depth;
+                }
+                self.ponder = reply;
+                self.value = c.value.or(root_score);
+                self.pv = c.line();
             }
-            self.ponder = c
-                .reply
-                .or_else(|| c.leaf.as_ref().and_then(|l| l.pv.first().copied()));
-            self.value = c.value.or(root_score);
-            self.pv = c.line();
-        } else if let Some(r) = root {
-            self.stats.depth = r.depth;
-            self.pv = if r.pv.first() == Some(&r.best) {
-                r.pv.clone()
-            } else {
-                vec![r.best]
-            };
-            self.ponder = self.pv.get(1).copied();
-            self.value = r.score;
-        } else {
-            self.pv = vec![mv];
-            self.ponder = None;
-            self.value = None;
+            (_, Some(r)) => {
+                self.stats.depth = r.depth;
+                self.pv = if r.pv.first() == Some(&r.best) {
+                    r.pv.clone()
+                } else {
+                    vec![r.best]
+                };
+                self.ponder = reply.or_else(|| self.pv.get(1).copied());
+                self.value = r.score;
+            }
+            _ => {
+                self.pv = vec![mv];
+                self.ponder = None;
+                self.value = None;
+            }
         }
         self.best = mv;
         self.rule = rule;
@@ -1247,9 +1254,11 @@ mod tests {
         assert_eq!((key(&[d.best]), d.rule), ("d2d4".into(), Rule::Lookahead));
         let d = run(script(), &g, &cands, fortified(11)).await;
         assert_eq!((key(&[d.best]), d.rule), ("e2e4".into(), Rule::Fortified));
-        // Kept by the root search: its value, line and reply.
+        // Kept by the root search: its value and line; the reply to
+        // ponder on stays the nominal opponent's prediction.
         assert_eq!(d.value, Some(Value::cp(40)), "the root search's value");
         assert_eq!(key(&d.pv), "e2e4");
+        assert_eq!(key(&d.ponder.into_iter().collect::<Vec<_>>()), "e7e5");
         assert_eq!(d.lookahead_choice.map(|(_, v)| v), Some(Value::cp(50)));
         assert_eq!(d.evaluator_choice.map(|(_, v)| v), Some(Value::cp(40)));
     }

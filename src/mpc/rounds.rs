@@ -1029,6 +1029,7 @@ mod tests {
         // Shown with the root search's line and value: what kept it.
         assert_eq!((d.value, d.stats.depth), (Some(Value::cp(0)), 3));
         assert_eq!(d.pv, [d.best]);
+        assert!(d.ponder.is_some(), "the nominal opponent's reply");
         assert_eq!(
             d.lookahead_choice
                 .map(|(m, v)| (UciMove::from_standard(m).to_string(), v)),
