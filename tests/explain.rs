@@ -209,8 +209,14 @@ fn a_round_cut_by_stop_is_traced_as_cut() {
     let (last, done) = rounds.split_last().expect("rounds");
     assert_eq!(last["complete"], false, "{t}");
     assert!(done.len() >= 3 && done.iter().all(|r| r["complete"] == true));
-    // Every valued move's value comes from a round that valued it: a cut
-    // round's unfinished moves keep their earlier value.
+    values_come_from_their_rounds(&t);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every valued move's value comes from the last round that valued it: a
+/// cut round's unfinished moves keep their earlier value.
+fn values_come_from_their_rounds(t: &Json) {
+    let rounds = t["rounds"].as_array().expect("rounds");
     for c in t["candidates"].as_array().expect("candidates") {
         if c["value"].is_null() {
             continue;
@@ -232,6 +238,40 @@ fn a_round_cut_by_stop_is_traced_as_cut() {
             .expect("the move");
         assert_eq!(c["value"], there["value"], "{c}");
     }
+}
+
+/// With one worker, `go infinite` runs passes of doubling size (no open
+/// rounds): each is a round of the trace.
+#[test]
+fn passes_until_stop_are_traced_as_rounds() {
+    let dir = std::env::temp_dir().join(format!("mpcmc-trace-passes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("passes.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let flag = format!("--trace-file={}", path.display());
+    let mut e = Mpcmc::start(&[&flag, "--threads=1"]);
+    e.handshake();
+    e.send(&format!("position fen {FEN}"));
+    e.send("go infinite");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    e.send("stop");
+    let (mv, _) = e.bestmove(10 * SECOND);
+    assert!(e.quit().success());
+    let text = std::fs::read_to_string(&path).expect("trace");
+    let t: Json = serde_json::from_str(text.trim()).expect("one JSON line");
+    assert_eq!(t["chosen"], mv.as_str());
+    let rounds = t["rounds"].as_array().expect("rounds");
+    let budgets: Vec<&str> = rounds
+        .iter()
+        .map(|r| r["budget"].as_str().expect("budget"))
+        .collect();
+    assert!(budgets.len() >= 2, "{budgets:?}");
+    for (i, budget) in budgets.iter().enumerate() {
+        assert_eq!(*budget, format!("nodes {}", 1000 << i), "{budgets:?}");
+    }
+    let (_, done) = rounds.split_last().expect("rounds");
+    assert!(done.iter().all(|r| r["complete"] == true), "{t}");
+    values_come_from_their_rounds(&t);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -554,6 +554,12 @@ impl Search {
             let broken = outcome
                 .as_ref()
                 .is_some_and(|o| !o.decision.cancelled && o.decision.rule == Rule::NoAnswer);
+            // A pass cut short after a complete one is not used: nor is it
+            // a round of the trace.
+            let cut = outcome.as_ref().is_some_and(|o| o.decision.cancelled);
+            if cut && last.as_ref().is_some_and(|l| !l.decision.cancelled) {
+                self.rounds.pop();
+            }
             last = keep_better(last, outcome);
             if self.req.stop.is_cancelled() {
                 return last;
@@ -786,6 +792,7 @@ impl Search {
         if let Work::Rounds(plan) = &mut work {
             plan.anchor_hint = self.anchor_hint();
         }
+        let one_pass = matches!(work, Work::Pass(_));
         let limit = match &work {
             Work::Pass(limit) => *limit,
             Work::Rounds(plan) => plan.first,
@@ -906,6 +913,11 @@ impl Search {
         };
         self.rounds.append(&mut traced);
         let decision = decision?;
+        if tracing_rounds && one_pass {
+            // A pass is one round (`deepen` runs several).
+            self.rounds
+                .push(trace::pass(limit, &decision, !decision.cancelled, castling));
+        }
         self.nodes += decision.stats.nodes;
         let mut outcome = Outcome {
             decision,

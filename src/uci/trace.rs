@@ -251,7 +251,7 @@ pub fn round(r: &Round<'_>, castling: CastlingMode) -> RoundTrace {
 }
 
 /// A pass of calls under one `limit` (a round, or a one-pass decision).
-fn pass(
+pub fn pass(
     limit: ChildLimit,
     decision: &Decision,
     complete: bool,
@@ -297,10 +297,7 @@ impl Trace {
                     .to_string()
             }
         };
-        let mut rounds = cx.rounds;
-        if rounds.is_empty() && !d.candidates.is_empty() {
-            rounds.push(pass(cx.limit, d, !d.cancelled, castling));
-        }
+        let rounds = cx.rounds;
         let mut values: Vec<Value> = d.candidates.iter().filter_map(|c| c.value).collect();
         values.sort_unstable_by(|a, b| b.cmp(a));
         let rank = |v: Option<Value>| {
