@@ -191,7 +191,6 @@ async fn rounds(
         pool.new_game();
         let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
         let plan = node_rounds(total, options.settings(), moves.len(), moves.len());
-        let limit = plan.first;
         let mut traced = Vec::new();
         let mut building = Duration::ZERO;
         let start = Instant::now();
@@ -225,7 +224,6 @@ async fn rounds(
                     game,
                     go: format!("go nodes {total}"),
                     lookahead: options.lookahead,
-                    limit,
                     rounds: traced,
                     time_ms: wall.as_millis() as u64,
                 },

@@ -253,7 +253,9 @@ fn passes_until_stop_are_traced_as_rounds() {
     e.handshake();
     e.send(&format!("position fen {FEN}"));
     e.send("go infinite");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Each complete pass says its rule.
+    e.until("info string one-step", 30 * SECOND);
+    e.until("info string one-step", 30 * SECOND);
     e.send("stop");
     let (mv, _) = e.bestmove(10 * SECOND);
     assert!(e.quit().success());

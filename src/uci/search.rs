@@ -291,15 +291,8 @@ struct Outcome {
     reported: bool,
     /// Why the built-in engine had to answer (with [`Rule::BuiltinFallback`]).
     why: Option<String>,
-}
-
-/// A complete pass beats a cut-short one; otherwise the newer wins.
-fn keep_better(old: Option<Outcome>, new: Option<Outcome>) -> Option<Outcome> {
-    match (old, new) {
-        (Some(old), Some(new)) if new.decision.cancelled && !old.decision.cancelled => Some(old),
-        (old, None) => old,
-        (_, new) => new,
-    }
+    /// Where its rounds start in the trace's (`Search::rounds`).
+    first_round: usize,
 }
 
 struct Search {
@@ -425,7 +418,6 @@ impl Search {
                 game: &self.req.game,
                 go: self.req.go.to_string(),
                 lookahead: o.settings.lookahead,
-                limit: o.limit,
                 rounds: std::mem::take(&mut self.rounds),
                 time_ms: self.req.received.elapsed().as_millis() as u64,
             },
@@ -554,13 +546,7 @@ impl Search {
             let broken = outcome
                 .as_ref()
                 .is_some_and(|o| !o.decision.cancelled && o.decision.rule == Rule::NoAnswer);
-            // A pass cut short after a complete one is not used: nor is it
-            // a round of the trace.
-            let cut = outcome.as_ref().is_some_and(|o| o.decision.cancelled);
-            if cut && last.as_ref().is_some_and(|l| !l.decision.cancelled) {
-                self.rounds.pop();
-            }
-            last = keep_better(last, outcome);
+            last = self.keep_better(last, outcome);
             if self.req.stop.is_cancelled() {
                 return last;
             }
@@ -570,7 +556,7 @@ impl Search {
                 return match move_time(&self.req.go, us, overhead) {
                     Some(time) => {
                         let timed = self.timed(hit, time, settings).await;
-                        keep_better(last, timed.ok())
+                        self.keep_better(last, timed.ok())
                     }
                     None => last,
                 };
@@ -581,6 +567,27 @@ impl Search {
                 return last;
             }
             nodes = nodes.saturating_mul(2).min(1 << 30);
+        }
+    }
+
+    /// Of the last outcome and a newer one, a complete one beats a cut one;
+    /// otherwise the newer wins. A cut one that is not used leaves the
+    /// trace with its rounds.
+    fn keep_better(&mut self, old: Option<Outcome>, new: Option<Outcome>) -> Option<Outcome> {
+        match (old, new) {
+            (Some(old), Some(new)) if new.decision.cancelled && !old.decision.cancelled => {
+                self.rounds.truncate(new.first_round);
+                Some(old)
+            }
+            (Some(old), Some(mut new)) if old.decision.cancelled => {
+                let end = new.first_round.min(self.rounds.len());
+                let unused = old.first_round.min(end)..end;
+                new.first_round -= unused.len();
+                self.rounds.drain(unused);
+                Some(new)
+            }
+            (old, None) => old,
+            (_, new) => new,
         }
     }
 
@@ -718,6 +725,7 @@ impl Search {
             settings,
             reported: false,
             why: None,
+            first_round: self.rounds.len(),
         })
     }
 
@@ -783,6 +791,7 @@ impl Search {
             settings,
             reported: false,
             why: Some(why),
+            first_round: self.rounds.len(),
         })
     }
 
@@ -911,6 +920,7 @@ impl Search {
                 }
             }
         };
+        let first_round = self.rounds.len();
         self.rounds.append(&mut traced);
         let decision = decision?;
         if tracing_rounds && one_pass {
@@ -925,6 +935,7 @@ impl Search {
             settings,
             reported: false,
             why: None,
+            first_round,
         };
         if !outcome.decision.cancelled {
             self.report(&outcome);

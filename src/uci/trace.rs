@@ -65,7 +65,8 @@ pub struct Trace {
     pub value: Option<Score>,
     /// Every root move with its latest estimate, in UCI order.
     pub candidates: Vec<CandidateTrace>,
-    /// Every complete round (a one-pass decision is one round), in order.
+    /// Every round whose values were used, the last one cut short too (a
+    /// one-pass decision is one round), in order.
     pub rounds: Vec<RoundTrace>,
     /// The evaluator's own root search (the fortification reference).
     pub evaluator: Option<RootTrace>,
@@ -279,8 +280,6 @@ pub struct Context<'a> {
     pub game: &'a Game,
     pub go: String,
     pub lookahead: Lookahead,
-    /// The limit of a one-pass decision (its only round) or of round 1.
-    pub limit: ChildLimit,
     pub rounds: Vec<RoundTrace>,
     pub time_ms: u64,
 }
@@ -306,10 +305,15 @@ impl Trace {
         };
         let candidate = |c: &Candidate| {
             let mv = n.one(c.mv);
-            let budget = rounds
-                .iter()
-                .rev()
-                .find(|r| r.values.iter().any(|v| v.mv == mv && v.value.is_some()))
+            // The round that gave its value (none when it has none).
+            let budget = c
+                .value
+                .and_then(|_| {
+                    rounds
+                        .iter()
+                        .rev()
+                        .find(|r| r.values.iter().any(|v| v.mv == mv && v.value.is_some()))
+                })
                 .map(|r| r.budget.clone());
             CandidateTrace {
                 reply: c.reply.map(|r| n.one(r)),
