@@ -885,6 +885,8 @@ fn choose(
         .filter(|(m, _)| candidates.iter().any(|c| c.mv == *m));
 
     let (chosen, rule) = match (best, evaluator_choice) {
+        // Both name the same move: the lookahead's, as in rounds.
+        (Some((i, _)), Some((m, _))) if candidates[i].mv == m => (Some(i), Rule::Lookahead),
         (Some((i, v)), Some((m, s))) if settings.fortify => {
             match fortify(v, s, settings.fortify_margin) {
                 Verdict::Lookahead => (Some(i), Rule::Lookahead),
@@ -1261,6 +1263,12 @@ mod tests {
         assert_eq!(key(&d.ponder.into_iter().collect::<Vec<_>>()), "e7e5");
         assert_eq!(d.lookahead_choice.map(|(_, v)| v), Some(Value::cp(50)));
         assert_eq!(d.evaluator_choice.map(|(_, v)| v), Some(Value::cp(40)));
+        // Both name d2d4: the lookahead's move, whatever the values.
+        let mut agree = script();
+        agree.root = Some(("d2d4", 90));
+        let d = run(agree, &g, &cands, fortified(11)).await;
+        assert_eq!((key(&[d.best]), d.rule), ("d2d4".into(), Rule::Lookahead));
+        assert_eq!(d.value, Some(Value::cp(50)), "the lookahead's value");
     }
 
     /// One-step prefers d4 (45 against 30); from d4 d5 every move of ours
