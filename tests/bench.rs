@@ -31,11 +31,13 @@ fn simulate(slots: usize) -> (String, f64, f64) {
 
 #[test]
 fn a_simulated_pool_says_how_close_it_came_to_the_critical_path() {
-    // 16 slots, about 70 calls a decision: calls outnumber slots.
+    // 16 slots, 29 to 69 calls a decision: calls outnumber slots.
     let (line, ratio, util) = simulate(16);
-    // No decision beats its chain of calls; with four times as many calls
-    // as slots it takes at least a quarter of them in turn.
-    assert!(ratio >= 2.0, "{line}");
+    // No decision beats its chain of two calls; one of 69 calls on 16
+    // slots takes at least 69/16 call times in turn (a ratio of 2.2 there),
+    // one of 29 calls about its chain: over the bench's positions 1.5 at
+    // the least (2.0–2.2 measured, lower on a loaded machine).
+    assert!(ratio >= 1.5, "{line}");
     assert!(util > 0.0 && util <= 100.0, "{line}");
     assert!(line.contains("% while calls outnumber slots)"), "{line}");
     // 256 slots: every call has one; the chain is the wall time's floor.
