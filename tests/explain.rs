@@ -186,31 +186,40 @@ fn a_game_appends_one_line_a_decision() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn a_round_cut_by_stop_is_traced_as_cut() {
-    let dir = std::env::temp_dir().join(format!("mpcmc-trace-cut-{}", std::process::id()));
+/// Runs `go infinite` from FEN with a trace file until `wait` returns, then
+/// `stop`: the decision's trace, which names the move played.
+fn trace_until_stop(name: &str, flags: &[&str], wait: impl FnOnce(&mut Mpcmc)) -> Json {
+    let dir = std::env::temp_dir().join(format!("mpcmc-trace-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let path = dir.join("cut.jsonl");
+    let path = dir.join("trace.jsonl");
     let _ = std::fs::remove_file(&path);
     let flag = format!("--trace-file={}", path.display());
-    let mut e = Mpcmc::start(&[&flag, "--threads=2", "--child-threads=1"]);
+    let mut e = Mpcmc::start(&[&[flag.as_str()], flags].concat());
     e.handshake();
     e.send(&format!("position fen {FEN}"));
-    // Open rounds go on until `stop`: the one in flight then is cut.
     e.send("go infinite");
-    e.until("info depth 3", 20 * SECOND);
+    wait(&mut e);
     e.send("stop");
     let (mv, _) = e.bestmove(10 * SECOND);
     assert!(e.quit().success());
     let text = std::fs::read_to_string(&path).expect("trace");
     let t: Json = serde_json::from_str(text.trim()).expect("one JSON line");
     assert_eq!(t["chosen"], mv.as_str());
+    let _ = std::fs::remove_dir_all(&dir);
+    t
+}
+
+#[test]
+fn a_round_cut_by_stop_is_traced_as_cut() {
+    // Open rounds go on until `stop`: the one in flight then is cut.
+    let t = trace_until_stop("cut", &["--threads=2", "--child-threads=1"], |e| {
+        e.until("info depth 3", 20 * SECOND);
+    });
     let rounds = t["rounds"].as_array().expect("rounds");
     let (last, done) = rounds.split_last().expect("rounds");
     assert_eq!(last["complete"], false, "{t}");
     assert!(done.len() >= 3 && done.iter().all(|r| r["complete"] == true));
     values_come_from_their_rounds(&t);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every valued move's value comes from the last round that valued it: a
@@ -244,24 +253,11 @@ fn values_come_from_their_rounds(t: &Json) {
 /// rounds): each is a round of the trace.
 #[test]
 fn passes_until_stop_are_traced_as_rounds() {
-    let dir = std::env::temp_dir().join(format!("mpcmc-trace-passes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let path = dir.join("passes.jsonl");
-    let _ = std::fs::remove_file(&path);
-    let flag = format!("--trace-file={}", path.display());
-    let mut e = Mpcmc::start(&[&flag, "--threads=1"]);
-    e.handshake();
-    e.send(&format!("position fen {FEN}"));
-    e.send("go infinite");
     // Each complete pass says its rule.
-    e.until("info string one-step", 30 * SECOND);
-    e.until("info string one-step", 30 * SECOND);
-    e.send("stop");
-    let (mv, _) = e.bestmove(10 * SECOND);
-    assert!(e.quit().success());
-    let text = std::fs::read_to_string(&path).expect("trace");
-    let t: Json = serde_json::from_str(text.trim()).expect("one JSON line");
-    assert_eq!(t["chosen"], mv.as_str());
+    let t = trace_until_stop("passes", &["--threads=1"], |e| {
+        e.until("info string one-step", 30 * SECOND);
+        e.until("info string one-step", 30 * SECOND);
+    });
     let rounds = t["rounds"].as_array().expect("rounds");
     let budgets: Vec<&str> = rounds
         .iter()
@@ -274,7 +270,6 @@ fn passes_until_stop_are_traced_as_rounds() {
     let (_, done) = rounds.split_last().expect("rounds");
     assert!(done.iter().all(|r| r["complete"] == true), "{t}");
     values_come_from_their_rounds(&t);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A node total holds under `go searchmoves` with a deeper level too: the
