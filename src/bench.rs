@@ -24,7 +24,7 @@ use crate::{
         Candidate, ChildLimit, Decision, Game,
         budget::{ROOT_SHARE, node_rounds},
         decide,
-        rounds::{Noise, decide_in_rounds},
+        rounds::{Noise, branching, decide_in_rounds},
     },
     uci::{options::Options, trace},
 };
@@ -190,7 +190,12 @@ async fn rounds(
     for (i, game) in games.iter().enumerate() {
         pool.new_game();
         let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
-        let plan = node_rounds(total, options.settings(), moves.len(), moves.len());
+        let plan = node_rounds(
+            total,
+            options.settings(),
+            moves.len(),
+            branching(game, moves.len()),
+        );
         let mut traced = Vec::new();
         let mut building = Duration::ZERO;
         let start = Instant::now();

@@ -39,6 +39,12 @@ use crate::mpc::{
     },
 };
 
+/// How wide the positions a deeper level expands are, estimated: the legal
+/// moves at the root (more than the `candidates` under `go searchmoves`).
+pub fn branching(game: &Game, candidates: usize) -> usize {
+    game.position().legal_moves().len().max(candidates)
+}
+
 /// The rounds a decision over `moves` candidates takes to halve down to
 /// two: 1 for a single move, 6 for 35.
 pub fn rounds_for(moves: usize) -> u32 {
@@ -392,9 +398,7 @@ pub async fn decide_in_rounds<C: Children>(
 ) -> Option<Decision> {
     let mut alive = candidates.to_vec();
     sort_candidates(&mut alive);
-    // Legal moves where a deeper level expands, estimated by the root's
-    // (more than the candidates under `go searchmoves`).
-    let branching = game.position().legal_moves().len().max(candidates.len());
+    let branching = branching(game, candidates.len());
     let anchor_seen = Arc::new(Mutex::new(plan.anchor_hint));
     let root_cancel = cancel.child_token();
     // Cancelled when the root searches are over, once `root_ended` is set.

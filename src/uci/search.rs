@@ -37,7 +37,7 @@ use crate::{
         },
         decide, game,
         lookahead::{CANCEL_GRACE, Stats},
-        rounds::{ClockCell, Noise, Round, RoundPlan, decide_in_rounds},
+        rounds::{ClockCell, Noise, Round, RoundPlan, branching, decide_in_rounds},
     },
     uci::{
         options::Options,
@@ -340,10 +340,9 @@ impl Search {
         UciMove::from_move(m, self.req.game.castling_mode())
     }
 
-    /// The legal moves at the root: how wide a deeper level is (estimated),
-    /// whatever `go searchmoves` leaves of the candidates.
+    /// How wide a deeper level is ([`branching`]).
     fn branching(&self) -> usize {
-        self.req.game.position().legal_moves().len()
+        branching(&self.req.game, self.candidates.len())
     }
 
     /// The decision, or `None` at a finished root or when not even the
