@@ -293,3 +293,31 @@ fn a_node_total_under_searchmoves_is_kept_by_a_two_step_lookahead() {
     // trip, hence the slack.
     assert!(nodes <= 26_000, "{nodes} nodes for go nodes 20000");
 }
+
+#[test]
+fn a_one_pass_root_search_is_as_long_as_the_first_levels_line() {
+    // (flags, the root search's limit in calls of 300 nodes): the first
+    // level's line is ν then E (E alone in half-step); memoryless children
+    // are the paper's even pass, and without fortification the root search
+    // is only the fallback.
+    let cases: [(&[&str], u64); 6] = [
+        (&[], 2),
+        (&["--lookahead=half"], 1),
+        (&["--lookahead=two"], 2),
+        (&["--clear-hash=true"], 1),
+        (&["--clear-hash=true", "--lookahead=two"], 1),
+        (&["--fortify=false"], 1),
+    ];
+    for (flags, calls) in cases {
+        let mut args = vec!["--fen", FEN, "--child-nodes=300", "--json"];
+        args.extend_from_slice(flags);
+        let trace: Json = serde_json::from_slice(&explain(&args).stdout).expect("one JSON object");
+        let nodes = trace["evaluator"]["nodes"].as_u64().expect("root nodes");
+        // The built-in engine stops at the limit; the slack is for an
+        // engine that finishes a node batch.
+        assert!(
+            (300 * calls..300 * calls + 150).contains(&nodes),
+            "{flags:?}: the root searched {nodes} nodes, want {calls} × 300"
+        );
+    }
+}

@@ -35,6 +35,17 @@ pub enum ChildLimit {
 }
 
 impl ChildLimit {
+    /// This limit made `factor` times larger (a depth limit grows by one
+    /// ply a doubling; a clock stays the clock).
+    pub fn scaled(self, factor: u32) -> ChildLimit {
+        match self {
+            ChildLimit::Nodes(n) => ChildLimit::Nodes(n.saturating_mul(u64::from(factor))),
+            ChildLimit::MoveTime(t) => ChildLimit::MoveTime(t.saturating_mul(factor)),
+            ChildLimit::Depth(d) => ChildLimit::Depth(d + factor.max(1).ilog2()),
+            clock @ ChildLimit::Clock { .. } => clock,
+        }
+    }
+
     /// The `go` that asks a child for this search: the one conversion from
     /// a decision's limit to the wire (the client sends it; the in-process
     /// built-in engine reads it as the standalone engine reads a GUI's).

@@ -117,6 +117,9 @@ pub struct Settings {
     pub fortify_margin: i32,
     /// Positions each level below the first expands (multistep lookahead).
     pub prune_width: usize,
+    /// One pass is the paper's even pass: the evaluator's root search
+    /// under the calls' limit too (see [`Settings::root_limit`]).
+    pub even_root: bool,
 }
 
 /// `PruneWidth`'s default: positions each deeper level expands.
@@ -124,13 +127,30 @@ pub const PRUNE_WIDTH: usize = 3;
 
 impl Settings {
     /// `lookahead` with the options' defaults: fortified, no extra margin,
-    /// [`PRUNE_WIDTH`].
+    /// [`PRUNE_WIDTH`], a root search as long as the first level's line.
     pub fn new(lookahead: Lookahead) -> Settings {
         Settings {
             lookahead,
             fortify: true,
             fortify_margin: 0,
             prune_width: PRUNE_WIDTH,
+            even_root: false,
+        }
+    }
+
+    /// The evaluator's root search in a pass whose calls are under `limit`.
+    /// As the fortification reference it runs beside the first level for
+    /// as long as that level's line of calls takes, one after the other (ν
+    /// then E: twice the limit; E alone in half-step: once), so it costs
+    /// the pass no wall time when every call has a worker and the move the
+    /// lookahead must beat is the base engine's at that time. Under the
+    /// calls' limit in the paper's even pass, and without fortification
+    /// (its move is then only the fallback).
+    pub fn root_limit(&self, limit: ChildLimit) -> ChildLimit {
+        if self.even_root || !self.fortify {
+            limit
+        } else {
+            limit.scaled(self.lookahead.plies())
         }
     }
 }
@@ -334,8 +354,9 @@ pub fn sort_candidates(candidates: &mut [Move]) {
 /// Returns when every call finished, or at once when `cancel` fires or a child
 /// stalls (past a deadline proportional to what it was asked: asking on would
 /// wait as long again), with what finished by then. `on_candidate` sees each
-/// candidate as it finishes, with its rank of completion (1-based). Returns
-/// `None` only for an empty candidate list.
+/// candidate as it finishes, with its rank of completion (1-based). The
+/// evaluator's root search runs beside, under [`Settings::root_limit`].
+/// Returns `None` only for an empty candidate list.
 pub async fn decide<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
@@ -350,7 +371,7 @@ pub async fn decide<C: Children>(
         game,
         candidates,
         limit,
-        Some(limit),
+        Some(settings.root_limit(limit)),
         settings,
         cancel,
         on_candidate,
@@ -1189,6 +1210,7 @@ mod tests {
         fortify: false,
         fortify_margin: 0,
         prune_width: PRUNE_WIDTH,
+        even_root: false,
     };
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 

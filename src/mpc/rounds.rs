@@ -97,17 +97,6 @@ pub fn first_round_nodes(
     (total / units.max(1)).max(1)
 }
 
-/// `limit` made `factor` times larger (a depth limit grows by one ply a
-/// doubling).
-pub fn scaled(limit: ChildLimit, factor: u32) -> ChildLimit {
-    match limit {
-        ChildLimit::Nodes(n) => ChildLimit::Nodes(n.saturating_mul(u64::from(factor))),
-        ChildLimit::MoveTime(t) => ChildLimit::MoveTime(t.saturating_mul(factor)),
-        ChildLimit::Depth(d) => ChildLimit::Depth(d + factor.ilog2()),
-        clock @ ChildLimit::Clock { .. } => clock,
-    }
-}
-
 /// How a decision in rounds spends its budget.
 #[derive(Debug, Clone)]
 pub struct RoundPlan {
@@ -466,7 +455,7 @@ pub async fn decide_in_rounds<C: Children>(
                 let nodes = first_round_nodes(left, settings, alive.len(), branching, rounds_left);
                 ChildLimit::Nodes(nodes)
             }
-            _ => scaled(plan.first, factor),
+            _ => plan.first.scaled(factor),
         };
         let started = Instant::now();
         // Ended by the root search's answer (see `RootTime::Until`).
@@ -1277,8 +1266,8 @@ mod tests {
         assert_eq!(rounds_for(3), 2);
         assert_eq!(rounds_for(35), 6);
         assert_eq!(round_sizes(35, 10), vec![35, 18, 9, 5, 3, 2]);
-        assert_eq!(scaled(ChildLimit::Nodes(300), 4), ChildLimit::Nodes(1200));
-        assert_eq!(scaled(ChildLimit::Depth(3), 4), ChildLimit::Depth(5));
+        assert_eq!(ChildLimit::Nodes(300).scaled(4), ChildLimit::Nodes(1200));
+        assert_eq!(ChildLimit::Depth(3).scaled(4), ChildLimit::Depth(5));
     }
 
     #[test]

@@ -476,6 +476,8 @@ impl Options {
             fortify: self.fortify,
             fortify_margin: self.fortify_margin,
             prune_width: self.prune_width,
+            // Memoryless children are the paper's exact setting.
+            even_root: self.clear_hash,
         }
     }
 
