@@ -456,7 +456,7 @@ impl Client {
                     self.searching = false;
                     let search_time = go_sent.elapsed();
                     let pos = query.position();
-                    let best = self.legal(&pos, best, &go)?;
+                    let best = self.checked(&pos, best, exact, &go)?;
                     return Ok(Report {
                         best,
                         score: exact.or(bounded),
@@ -474,11 +474,13 @@ impl Client {
         }
     }
 
-    /// Checks a `bestmove` against the searched position.
-    fn legal(
+    /// Checks a `bestmove` against the searched position, and a mate in
+    /// one that the search's exact score claims ([`false_mate_in_one`]).
+    fn checked(
         &self,
         pos: &Chess,
         best: Option<UciMove>,
+        score: Option<Value>,
         go: &GuiCommand,
     ) -> Result<Move, ChildError> {
         let bad = |reason: &str| ChildError::BadAnswer {
@@ -491,7 +493,11 @@ impl Client {
             reason: format!("{reason} (after '{go}')"),
         };
         let uci = best.ok_or_else(|| bad("no move in a position with legal moves"))?;
-        uci.to_move(pos).map_err(|_| bad("illegal move"))
+        let mv = uci.to_move(pos).map_err(|_| bad("illegal move"))?;
+        match score.and_then(|v| false_mate_in_one(pos, mv, v)) {
+            Some(reason) => Err(bad(&reason)),
+            None => Ok(mv),
+        }
     }
 
     /// Finishes a search whose future was dropped before its `bestmove`:
@@ -655,4 +661,39 @@ fn legal_prefix(pos: &Chess, pv: &[UciMove]) -> Vec<Move> {
         line.push(m);
     }
     line
+}
+
+/// Why a child's claim of a mate in one, in `pos` with `best` its move
+/// and `score` its exact score, is false on the board; `None` when it
+/// holds or is no such claim. A warm Stockfish 15.1 has been seen to
+/// answer `score mate -1` (`bestmove` into a mate) where the side to move
+/// mates in three, after searches of other positions filled its hash: its
+/// move, the reply the lookahead then predicted, lost a game. A false
+/// claim is a bad answer, so the search is tried again on a fresh child.
+fn false_mate_in_one(pos: &Chess, best: Move, score: Value) -> Option<String> {
+    let mates = |p: &Chess, m: &Move| {
+        let mut after = p.clone();
+        after.play_unchecked(*m);
+        after.is_checkmate()
+    };
+    match score.mate_plies()? {
+        1 if !mates(pos, &best) => {
+            Some("claims mate in one, but its move does not mate".to_owned())
+        }
+        -2 => pos
+            .legal_moves()
+            .iter()
+            .find(|m| {
+                let mut after = pos.clone();
+                after.play_unchecked(**m);
+                !after.legal_moves().iter().any(|r| mates(&after, r))
+            })
+            .map(|m| {
+                format!(
+                    "claims to be mated in one, but {} escapes",
+                    UciMove::from_standard(*m)
+                )
+            }),
+        _ => None,
+    }
 }

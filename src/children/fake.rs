@@ -12,7 +12,8 @@
 //!   every real line;
 //! - `--illegal-bestmove`: answer `bestmove a1a1`;
 //! - `--none-bestmove`: answer `bestmove (none)`;
-//! - `--move=<uci>`: the move to answer (default `e2e4`).
+//! - `--move=<uci>`: the move to answer (default `e2e4`);
+//! - `--mate=<n>`: report `score mate <n>` (default `score cp 10`).
 //!
 //! Every line it receives is kept in a [`Heard`] the test reads. It talks
 //! over an in-memory pipe, so tests run with time paused: a stall costs its
@@ -37,6 +38,7 @@ pub struct Fake {
     illegal_bestmove: bool,
     none_bestmove: bool,
     best: Option<String>,
+    mate: Option<i32>,
 }
 
 /// Every line the fakes of a test received, in order.
@@ -79,10 +81,15 @@ impl Fake {
                 "--garbage" => fake.garbage = true,
                 "--illegal-bestmove" => fake.illegal_bestmove = true,
                 "--none-bestmove" => fake.none_bestmove = true,
-                _ => match arg.strip_prefix("--move=") {
-                    Some(m) => fake.best = Some(m.to_owned()),
-                    None => panic!("fake engine: unknown flag '{arg}'"),
-                },
+                _ => {
+                    if let Some(m) = arg.strip_prefix("--move=") {
+                        fake.best = Some(m.to_owned());
+                    } else if let Some(n) = arg.strip_prefix("--mate=") {
+                        fake.mate = Some(n.parse().expect("fake engine: --mate=<n>"));
+                    } else {
+                        panic!("fake engine: unknown flag '{arg}'");
+                    }
+                }
             }
         }
         fake
@@ -103,7 +110,10 @@ impl Fake {
         let best = self.answer();
         let mut lines = Vec::new();
         if best != "(none)" {
-            lines.push(format!("info depth 1 score cp 10 nodes 1 pv {best}"));
+            let score = self
+                .mate
+                .map_or_else(|| "cp 10".to_owned(), |n| format!("mate {n}"));
+            lines.push(format!("info depth 1 score {score} nodes 1 pv {best}"));
         }
         lines.push(format!("bestmove {best}"));
         lines

@@ -195,7 +195,55 @@ fn faults() -> Vec<Fault> {
             says: &["no move", "go depth 3"],
             took: Duration::ZERO,
         },
+        Fault {
+            flags: "--mate=1 --move=e2e4",
+            moves: "",
+            limit: ChildLimit::Nodes(100),
+            cancel_after: None,
+            want: Want::BadAnswer {
+                line: "bestmove e2e4",
+                fen: START_FEN,
+            },
+            says: &["claims mate in one, but its move does not mate"],
+            took: Duration::ZERO,
+        },
+        Fault {
+            flags: "--mate=-1 --move=e2e4",
+            moves: "",
+            limit: ChildLimit::Nodes(100),
+            cancel_after: None,
+            want: Want::BadAnswer {
+                line: "bestmove e2e4",
+                fen: START_FEN,
+            },
+            says: &["claims to be mated in one, but", "escapes"],
+            took: Duration::ZERO,
+        },
     ]
+}
+
+#[tokio::test]
+async fn a_true_mate_in_one_claim_is_taken() {
+    // (FEN, moves, the fake's flags): fool's mate, Qh4 mates; a king
+    // whose one move, Kb8, is answered by Rh8 mate.
+    let cases = [
+        (None, "f2f3 e7e5 g2g4", "--mate=1 --move=d8h4"),
+        (
+            Some("k7/8/1K6/8/8/8/8/7R b - - 0 1"),
+            "",
+            "--mate=-1 --move=a8b8",
+        ),
+    ];
+    for (fen, moves, flags) in cases {
+        let heard = Heard::default();
+        let mut c = client(flags, "mate", &heard).await;
+        let q = query(game_from(fen, moves), Vec::new(), ChildLimit::Nodes(100));
+        let report = report_of(c.search(&q, &CancellationToken::new()).await);
+        assert!(
+            report.score.is_some_and(|v| v.is_mate()),
+            "{flags}: {report:?}"
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]

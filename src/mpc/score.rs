@@ -86,6 +86,19 @@ impl Value {
         (!self.is_mate()).then_some(self.0)
     }
 
+    /// Plies to the mate this value is: positive when the side to move
+    /// mates, negative when it is mated (`score mate -1` is -2: its move,
+    /// then the mating one); `None` for centipawns.
+    pub fn mate_plies(self) -> Option<i32> {
+        if self.0 > MATE_BOUND {
+            Some(MATE - self.0)
+        } else if self.0 < -MATE_BOUND {
+            Some(-MATE - self.0)
+        } else {
+            None
+        }
+    }
+
     pub fn is_mate(self) -> bool {
         self.0.abs() > MATE_BOUND
     }
