@@ -19,8 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 const NODES: u64 = 3000;
 
-/// One root move as recomputed: the move, the predicted reply, `V(u)`.
-type Recomputed = (String, String, Value);
+/// One root move as recomputed: the move, the predicted reply, `V(u)`,
+/// and the nominal opponent's own value of `x·u` for us.
+type Recomputed = (String, String, Value, Option<Value>);
 
 /// A Stockfish child as both roles, with cleared hashes: deterministic.
 async fn child() -> Client {
@@ -49,7 +50,7 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
         after_u.play_unchecked(u);
         let u_text = UciMove::from_standard(u).to_string();
         if after_u.is_checkmate() {
-            values.push((u_text, String::new(), (-Value::MATED).from_child(1)));
+            values.push((u_text, String::new(), (-Value::MATED).from_child(1), None));
             continue;
         }
         assert!(
@@ -69,12 +70,13 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
             )
             .await
             .expect("opponent");
+        let reply_value = reply.score.map(|s| (-s).from_child(1));
         // A finished game after the reply is scored by the rules, not asked.
         let mut y = after_u.clone();
         y.play_unchecked(reply.best);
         let w_text = UciMove::from_standard(reply.best).to_string();
         if y.is_checkmate() {
-            values.push((u_text, w_text, Value::MATED.from_child(2)));
+            values.push((u_text, w_text, Value::MATED.from_child(2), reply_value));
             continue;
         }
         assert!(
@@ -95,7 +97,7 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
             .expect("evaluator")
             .score
             .expect("a score");
-        values.push((u_text, w_text, score.from_child(2)));
+        values.push((u_text, w_text, score.from_child(2), reply_value));
     }
     values
 }
@@ -138,9 +140,9 @@ async fn recompute_two_step(
     ranked.sort_by_key(|v| std::cmp::Reverse(v.2));
     let mut values: Vec<(String, Value, Option<Value>)> = first
         .iter()
-        .map(|(u, _, v)| (u.clone(), *v, None))
+        .map(|(u, _, v, _)| (u.clone(), *v, None))
         .collect();
-    for (u, w, v) in ranked.into_iter().take(width) {
+    for (u, w, v, _) in ranked.into_iter().take(width) {
         let pos = game.position();
         let u_move = u
             .parse::<UciMove>()
@@ -232,14 +234,23 @@ async fn the_engine_plays_the_recomputed_argmax() {
         );
         assert_eq!(trace.rounds.len(), 1, "one pass");
         assert_eq!(trace.rounds[0].budget, format!("nodes {NODES}"));
-        let traced: Vec<(String, Option<String>, Option<Score>)> = trace
+        type Traced = (String, Option<String>, Option<Score>, Option<Score>);
+        let traced: Vec<Traced> = trace
             .candidates
             .iter()
-            .map(|c| (c.mv.clone(), c.reply.clone(), c.value))
+            .map(|c| (c.mv.clone(), c.reply.clone(), c.value, c.reply_value))
             .collect();
-        let expected: Vec<(String, Option<String>, Option<Score>)> = values
+        let expected: Vec<Traced> = values
             .iter()
-            .map(|(u, w, v)| (u.clone(), Some(w.clone()), Some(Score::from(*v))))
+            .map(|(u, w, v, r)| {
+                let reply_value = r.map(Score::from);
+                (
+                    u.clone(),
+                    Some(w.clone()),
+                    Some(Score::from(*v)),
+                    reply_value,
+                )
+            })
             .collect();
         assert_eq!(traced, expected);
         for c in &trace.candidates {

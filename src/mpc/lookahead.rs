@@ -161,6 +161,10 @@ pub struct Candidate {
     pub mv: Move,
     /// The nominal opponent's predicted reply (one-step).
     pub reply: Option<Move>,
+    /// The nominal opponent's own value of the position after the move,
+    /// for us at the root: a second estimate of `V(u)` beside the
+    /// evaluator's after the reply (reported, not used by the rule).
+    pub reply_value: Option<Value>,
     /// `V(u)`: the value for us at the root; `None` when unfinished.
     pub value: Option<Value>,
     /// The game ended on the line (decided here, no child asked).
@@ -618,6 +622,7 @@ impl Candidate {
         Candidate {
             mv,
             reply: None,
+            reply_value: None,
             value: None,
             terminal: None,
             leaf: None,
@@ -838,6 +843,7 @@ async fn evaluate<C: Children>(
             }
             Ok(report) => {
                 candidate.reply = Some(report.best);
+                candidate.reply_value = report.score.map(|s| (-s).from_child(1));
                 line.push(report.best);
                 candidate.calls.push(report);
             }

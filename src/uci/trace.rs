@@ -97,6 +97,9 @@ pub struct CandidateTrace {
     /// The nominal opponent's predicted reply (`null`: none, e.g. half-step
     /// or a game over after the move).
     pub reply: Option<String>,
+    /// The nominal opponent's own value of the position after the move,
+    /// for us (`null`: no reply searched, or no score).
+    pub reply_value: Option<Score>,
     /// The evaluated line from the root: `u w` and then the evaluator's
     /// line from there (`u w u' w'` and on when a deeper level expanded
     /// the move).
@@ -317,6 +320,7 @@ impl Trace {
                 .map(|r| r.budget.clone());
             CandidateTrace {
                 reply: c.reply.map(|r| n.one(r)),
+                reply_value: c.reply_value.map(Score::from),
                 line: n.all(&c.line()),
                 value: c.value.map(Score::from),
                 one_step_value: c.shallow.map(Score::from),
