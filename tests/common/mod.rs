@@ -171,7 +171,9 @@ impl Mpcmc {
         self.send("uci");
         let lines = self.until("uciok", Duration::from_secs(5));
         self.send("isready");
-        self.until("readyok", Duration::from_secs(5));
+        // mpcmc answers within 5 s even while children still start
+        // (READY_WAIT); the rest is slack for a loaded machine.
+        self.until("readyok", Duration::from_secs(10));
         lines
     }
 
