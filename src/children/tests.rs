@@ -195,31 +195,29 @@ fn faults() -> Vec<Fault> {
             says: &["no move", "go depth 3"],
             took: Duration::ZERO,
         },
-        Fault {
-            flags: "--mate=1 --move=e2e4",
-            moves: "",
-            limit: ChildLimit::Nodes(100),
-            cancel_after: None,
-            want: Want::BadAnswer {
-                line: "bestmove e2e4",
-                fen: START_FEN,
-            },
-            says: &["claims mate in one, but its move does not mate"],
-            took: Duration::ZERO,
-        },
-        Fault {
-            flags: "--mate=-1 --move=e2e4",
-            moves: "",
-            limit: ChildLimit::Nodes(100),
-            cancel_after: None,
-            want: Want::BadAnswer {
-                line: "bestmove e2e4",
-                fen: START_FEN,
-            },
-            says: &["claims to be mated in one, but", "escapes"],
-            took: Duration::ZERO,
-        },
+        false_mate(
+            "--mate=1",
+            &["claims mate in one, but its move does not mate"],
+        ),
+        false_mate("--mate=-1", &["claims to be mated in one, but", "escapes"]),
     ]
+}
+
+/// A fake that answers its default `e2e4` from the start position with
+/// the false mate claim `flag`.
+fn false_mate(flag: &'static str, says: &'static [&'static str]) -> Fault {
+    Fault {
+        flags: flag,
+        moves: "",
+        limit: ChildLimit::Nodes(100),
+        cancel_after: None,
+        want: Want::BadAnswer {
+            line: "bestmove e2e4",
+            fen: START_FEN,
+        },
+        says,
+        took: Duration::ZERO,
+    }
 }
 
 #[tokio::test]
