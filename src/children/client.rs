@@ -669,7 +669,8 @@ fn legal_prefix(pos: &Chess, pv: &[UciMove]) -> Vec<Move> {
 /// answer `score mate -1` (`bestmove` into a mate) where the side to move
 /// mates in three, after searches of other positions filled its hash: its
 /// move, the reply the lookahead then predicted, lost a game. A false
-/// claim is a bad answer, so the search is tried again on a fresh child.
+/// claim is a bad answer: the child is restarted (its hash gone) and the
+/// search asked once more, of another worker when one is up.
 fn false_mate_in_one(pos: &Chess, best: Move, score: Value) -> Option<String> {
     let mates = |p: &Chess, m: &Move| {
         let mut after = p.clone();
