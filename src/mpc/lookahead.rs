@@ -120,6 +120,11 @@ pub struct Settings {
     /// One pass is the paper's even pass: the evaluator's root search
     /// under the calls' limit too (see [`Settings::root_limit`]).
     pub even_root: bool,
+    /// Percent of a move's value taken from the nominal opponent's own
+    /// score of the position after it (`ReplyWeight`; see
+    /// [`Candidate::reply_value`]), the rest from the evaluator's after
+    /// the reply.
+    pub reply_weight: u32,
 }
 
 /// `PruneWidth`'s default: positions each deeper level expands.
@@ -135,6 +140,7 @@ impl Settings {
             fortify_margin: 0,
             prune_width: PRUNE_WIDTH,
             even_root: false,
+            reply_weight: 0,
         }
     }
 
@@ -163,7 +169,8 @@ pub struct Candidate {
     pub reply: Option<Move>,
     /// The nominal opponent's own value of the position after the move,
     /// for us at the root: a second estimate of `V(u)` beside the
-    /// evaluator's after the reply (reported, not used by the rule).
+    /// evaluator's after the reply, blended into `value` by
+    /// [`Settings::reply_weight`].
     pub reply_value: Option<Value>,
     /// `V(u)`: the value for us at the root; `None` when unfinished.
     pub value: Option<Value>,
@@ -404,7 +411,7 @@ pub(crate) async fn pass<C: Children>(
         candidates,
         limit,
         root_limit,
-        settings.lookahead,
+        settings,
         cancel,
         on_candidate,
     )
@@ -450,7 +457,7 @@ struct Level {
     cancelled: bool,
 }
 
-/// Every candidate's first level of lookahead (`lookahead`'s plies) at the
+/// Every candidate's first level of lookahead (`settings.lookahead`'s plies) at the
 /// position after `prefix`, and the evaluator's root search under
 /// `root_limit`, all at once.
 #[allow(clippy::too_many_arguments)]
@@ -461,7 +468,7 @@ async fn first_level<C: Children>(
     candidates: &[Move],
     limit: ChildLimit,
     root_limit: Option<ChildLimit>,
-    lookahead: Lookahead,
+    settings: Settings,
     cancel: &CancellationToken,
     on_candidate: &mut (dyn FnMut(&Candidate, usize) + Send),
 ) -> Option<Level> {
@@ -504,7 +511,7 @@ async fn first_level<C: Children>(
         let (children, game, cancel) = (children.clone(), game.clone(), cancel.clone());
         let prefix = prefix.to_vec();
         tasks.spawn(async move {
-            let candidate = evaluate(&*children, game, &prefix, mv, lookahead, limit, cancel).await;
+            let candidate = evaluate(&*children, game, &prefix, mv, settings, limit, cancel).await;
             Finished::Candidate(index, candidate)
         });
     }
@@ -697,7 +704,11 @@ async fn expand<C: Children>(
                     &moves,
                     limit,
                     None,
-                    Lookahead::One,
+                    // Each expanded position gets a one-step pass.
+                    Settings {
+                        lookahead: Lookahead::One,
+                        ..settings
+                    },
                     &cancel,
                     &mut |_, _| {},
                 )
@@ -815,7 +826,7 @@ async fn evaluate<C: Children>(
     game: Arc<Game>,
     prefix: &[Move],
     mv: Move,
-    lookahead: Lookahead,
+    settings: Settings,
     limit: ChildLimit,
     cancel: CancellationToken,
 ) -> Candidate {
@@ -828,7 +839,7 @@ async fn evaluate<C: Children>(
         candidate.value = Some((-Value::of(t)).from_child(1));
         return candidate;
     }
-    if lookahead.plies() == 2 {
+    if settings.lookahead.plies() == 2 {
         let query = Query {
             role: Role::Opponent,
             game: game.clone(),
@@ -883,7 +894,10 @@ async fn evaluate<C: Children>(
             } else {
                 -score
             };
-            candidate.value = Some(ours.from_child(plies));
+            candidate.value = Some(
+                ours.from_child(plies)
+                    .toward(candidate.reply_value, settings.reply_weight),
+            );
             candidate.leaf = Some(report.clone());
             candidate.calls.push(report);
         }
@@ -1134,7 +1148,9 @@ mod tests {
                                 .into_boxed_str(),
                         )
                     });
-                    Ok(report(&pos, reply, 0))
+                    // Its own score of the position, from its side.
+                    let s = self.scores.get(&k).copied().unwrap_or(0);
+                    Ok(report(&pos, reply, s))
                 }
                 Role::Evaluator if q.is_root() => {
                     if self.root_unsearched {
@@ -1217,6 +1233,7 @@ mod tests {
         fortify_margin: 0,
         prune_width: PRUNE_WIDTH,
         even_root: false,
+        reply_weight: 0,
     };
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -1297,6 +1314,53 @@ mod tests {
         let d = run(agree, &g, &cands, fortified(11)).await;
         assert_eq!((key(&[d.best]), d.rule), ("d2d4".into(), Rule::Lookahead));
         assert_eq!(d.value, Some(Value::cp(50)), "the lookahead's value");
+    }
+
+    #[tokio::test]
+    async fn reply_weight_mixes_the_opponents_own_score_into_the_value() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4"]);
+        let script = || {
+            let mut c = Scripted::default();
+            c.replies.insert("e2e4".into(), "e7e5");
+            c.replies.insert("d2d4".into(), "d7d5");
+            // The nominal opponent's own scores, from Black's side: e4 is
+            // worth 30 to us, d4 -15.
+            c.scores.insert("e2e4".into(), -30);
+            c.scores.insert("d2d4".into(), 15);
+            c.scores.insert("e2e4 e7e5".into(), 30);
+            c.scores.insert("d2d4 d7d5".into(), 45);
+            c.root = Some(("e2e4", 20));
+            c
+        };
+        let weighted = |reply_weight| Settings {
+            reply_weight,
+            ..ONE
+        };
+        let d = run(script(), &g, &cands, weighted(0)).await;
+        assert_eq!(
+            (key(&[d.best]), d.value),
+            ("d2d4".into(), Some(Value::cp(45)))
+        );
+        let d = run(script(), &g, &cands, weighted(50)).await;
+        assert_eq!(
+            (key(&[d.best]), d.value),
+            ("e2e4".into(), Some(Value::cp(30)))
+        );
+        let values: Vec<_> = d
+            .candidates
+            .iter()
+            .map(|c| (key(&[c.mv]), c.value, c.reply_value))
+            .collect();
+        assert!(
+            values.contains(&("d2d4".into(), Some(Value::cp(15)), Some(Value::cp(-15)))),
+            "d4: (45 - 15) / 2: {values:?}"
+        );
+        let d = run(script(), &g, &cands, weighted(100)).await;
+        assert_eq!(
+            (key(&[d.best]), d.value),
+            ("e2e4".into(), Some(Value::cp(30)))
+        );
     }
 
     /// One-step prefers d4 (45 against 30); from d4 d5 every move of ours

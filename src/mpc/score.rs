@@ -81,6 +81,21 @@ impl Value {
         }
     }
 
+    /// This value moved `percent` % of the way toward `other` (rounded),
+    /// when both are centipawns from the same side; otherwise this value:
+    /// a mate is not averaged with a centipawn score, and the first
+    /// estimate's own mate claim is the one searched further down its line.
+    pub fn toward(self, other: Option<Value>, percent: u32) -> Value {
+        match (self.centipawns(), other.and_then(Value::centipawns)) {
+            (Some(a), Some(b)) if percent > 0 => {
+                let p = i64::from(percent.min(100));
+                let mixed = (i64::from(a) * (100 - p) + i64::from(b) * p + 50).div_euclid(100);
+                Value::cp(mixed as i32)
+            }
+            _ => self,
+        }
+    }
+
     /// Centipawns, or `None` for a mate.
     pub fn centipawns(self) -> Option<i32> {
         (!self.is_mate()).then_some(self.0)
@@ -200,5 +215,22 @@ mod tests {
         assert_eq!(Value::cp(40).from_child(2), Value::cp(40));
         assert_eq!(uci(ScoreKind::Mate(2)).plus_cp(50), uci(ScoreKind::Mate(2)));
         assert_eq!(Value::cp(10).plus_cp(-25), Value::cp(-15));
+    }
+
+    #[test]
+    fn toward_mixes_centipawns_and_leaves_mates() {
+        let (a, b) = (Value::cp(40), Value::cp(-20));
+        assert_eq!(a.toward(Some(b), 0), a);
+        assert_eq!(a.toward(Some(b), 50), Value::cp(10));
+        assert_eq!(a.toward(Some(b), 100), b);
+        assert_eq!(a.toward(Some(Value::cp(-21)), 50), Value::cp(10), "half up");
+        assert_eq!(
+            Value::cp(-21).toward(Some(Value::cp(0)), 50),
+            Value::cp(-10)
+        );
+        assert_eq!(a.toward(None, 50), a);
+        let mate = (-Value::MATED).from_child(3);
+        assert_eq!(a.toward(Some(mate), 50), a, "a mate is not averaged");
+        assert_eq!(mate.toward(Some(a), 50), mate);
     }
 }

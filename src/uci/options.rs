@@ -81,6 +81,8 @@ pub struct Options {
     pub lookahead: Lookahead,
     pub fortify: bool,
     pub fortify_margin: i32,
+    /// Percent of a move's value from the nominal opponent's own score.
+    pub reply_weight: u32,
     /// Positions each deeper level of a multistep lookahead expands.
     pub prune_width: usize,
     pub child_nodes: u64,
@@ -108,6 +110,7 @@ impl Default for Options {
             lookahead: Lookahead::One,
             fortify: true,
             fortify_margin: 0,
+            reply_weight: 0,
             prune_width: PRUNE_WIDTH,
             child_nodes: 0,
             child_movetime: 0,
@@ -176,7 +179,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 21] = [
+const TABLE: [Def; 22] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -295,6 +298,15 @@ const TABLE: [Def; 21] = [
         standalone: false,
         apply: |o, v| {
             o.fortify_margin = v.number() as i32;
+            Ok(())
+        },
+    },
+    Def {
+        name: "ReplyWeight",
+        kind: || spin(0, 0, 100),
+        standalone: false,
+        apply: |o, v| {
+            o.reply_weight = v.number() as u32;
             Ok(())
         },
     },
@@ -478,6 +490,7 @@ impl Options {
             prune_width: self.prune_width,
             // Memoryless children are the paper's exact setting.
             even_root: self.clear_hash,
+            reply_weight: self.reply_weight,
         }
     }
 
