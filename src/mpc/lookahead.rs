@@ -2,7 +2,7 @@
 //!
 //! One pass: for every candidate `u` at the root `x`, one-step asks the nominal
 //! opponent for `w = ν(x,u)` and the evaluator for `V(u) = E(x·u·w)` (we are to
-//! move there); half-step scores `x·u` with the evaluator from the opponent's
+//! move there; `ReplyWeight` mixes in ν's own score of `x·u`); half-step scores `x·u` with the evaluator from the opponent's
 //! side. Finished games are scored here, exactly, and never sent to a child. In
 //! parallel, the evaluator searches the root itself: its move and value are the
 //! fortification reference and the fallback when the lookahead cannot finish.
@@ -1360,6 +1360,42 @@ mod tests {
         assert_eq!(
             (key(&[d.best]), d.value),
             ("e2e4".into(), Some(Value::cp(30)))
+        );
+        let d4 = d.candidates.iter().find(|c| key(&[c.mv]) == "d2d4");
+        assert_eq!(
+            d4.and_then(|c| c.value),
+            Some(Value::cp(-15)),
+            "all the reply's"
+        );
+    }
+
+    #[tokio::test]
+    async fn reply_weight_mixes_at_every_level_of_a_two_step_lookahead() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4"]);
+        let mut c = two_step_script();
+        // After d4 d5 c4 the nominal opponent (Black) values its position
+        // at -30: 30 for us, against the evaluator's 10 after dxc4.
+        c.scores.insert("d2d4 d7d5 c2c4".into(), -30);
+        let two = Settings {
+            lookahead: Lookahead::Two,
+            prune_width: 1,
+            reply_weight: 50,
+            ..ONE
+        };
+        let d = run(c, &g, &cands, two).await;
+        let d4 = d
+            .candidates
+            .iter()
+            .find(|c| key(&[c.mv]) == "d2d4")
+            .expect("d4");
+        // One step: (45 + 0) / 2, rounded; two steps: (10 + 30) / 2 after
+        // c4, the best of a level whose other moves are (-500 + 0) / 2.
+        assert_eq!(d4.shallow, Some(Value::cp(23)));
+        assert_eq!(d4.value, Some(Value::cp(20)), "the next level's, mixed");
+        assert_eq!(
+            (key(&[d.best]), d.value),
+            ("d2d4".into(), Some(Value::cp(20)))
         );
     }
 

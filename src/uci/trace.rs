@@ -104,7 +104,8 @@ pub struct CandidateTrace {
     /// line from there (`u w u' w'` and on when a deeper level expanded
     /// the move).
     pub line: Vec<String>,
-    /// The value the decision used (`null`: the move got none).
+    /// The value the decision used (`null`: the move got none); with
+    /// `ReplyWeight` above 0, mixed with the nominal opponent's scores.
     pub value: Option<Score>,
     /// Its one-step value, when a deeper level expanded it and `value` is
     /// that level's, backed up.
