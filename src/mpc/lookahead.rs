@@ -1056,6 +1056,14 @@ mod tests {
         asked: std::sync::Mutex<Vec<String>>,
     }
 
+    /// The decision's candidate for the root move `mv` (UCI).
+    fn candidate<'a>(d: &'a Decision, mv: &str) -> &'a Candidate {
+        d.candidates
+            .iter()
+            .find(|c| key(&[c.mv]) == mv)
+            .unwrap_or_else(|| panic!("no candidate {mv}"))
+    }
+
     fn key(line: &[Move]) -> String {
         line.iter()
             .map(|m| UciMove::from_standard(*m).to_string())
@@ -1361,12 +1369,8 @@ mod tests {
             (key(&[d.best]), d.value),
             ("e2e4".into(), Some(Value::cp(30)))
         );
-        let d4 = d.candidates.iter().find(|c| key(&[c.mv]) == "d2d4");
-        assert_eq!(
-            d4.and_then(|c| c.value),
-            Some(Value::cp(-15)),
-            "all the reply's"
-        );
+        let d4 = candidate(&d, "d2d4");
+        assert_eq!(d4.value, Some(Value::cp(-15)), "all the reply's");
     }
 
     #[tokio::test]
@@ -1384,11 +1388,7 @@ mod tests {
             ..ONE
         };
         let d = run(c, &g, &cands, two).await;
-        let d4 = d
-            .candidates
-            .iter()
-            .find(|c| key(&[c.mv]) == "d2d4")
-            .expect("d4");
+        let d4 = candidate(&d, "d2d4");
         // One step: (45 + 0) / 2, rounded; two steps: (10 + 30) / 2 after
         // c4, the best of a level whose other moves are (-500 + 0) / 2.
         assert_eq!(d4.shallow, Some(Value::cp(23)));
@@ -1445,11 +1445,7 @@ mod tests {
             54
         );
         assert_eq!(d.levels, 2);
-        let d4 = d
-            .candidates
-            .iter()
-            .find(|c| key(&[c.mv]) == "d2d4")
-            .expect("d4");
+        let d4 = candidate(&d, "d2d4");
         assert_eq!(d4.shallow, Some(Value::cp(45)));
         assert_eq!(d4.value, Some(Value::cp(10)), "the best of its next level");
         assert_eq!(key(&d4.line()[..4]), "d2d4 d7d5 c2c4 d5c4");
@@ -1499,11 +1495,7 @@ mod tests {
         );
         // 60 at the third level, backed up through c4 dxc4 (10 at one
         // step) to d4: now the best.
-        let d4 = d
-            .candidates
-            .iter()
-            .find(|c| key(&[c.mv]) == "d2d4")
-            .expect("d4");
+        let d4 = candidate(&d, "d2d4");
         let c4 = d4.best_next().expect("expanded");
         assert_eq!(
             (c4.shallow, c4.value),
@@ -1532,11 +1524,7 @@ mod tests {
         };
         let d = run(c, &g, &cands, two).await;
         assert_eq!((d.levels, d.cancelled), (2, false));
-        let d4 = d
-            .candidates
-            .iter()
-            .find(|c| key(&[c.mv]) == "d2d4")
-            .expect("d4");
+        let d4 = candidate(&d, "d2d4");
         assert!(d4.next.is_empty() && d4.shallow.is_none());
         assert_eq!(
             (key(&[d.best]), d.value),
