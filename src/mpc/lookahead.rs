@@ -1287,14 +1287,20 @@ mod tests {
         assert_eq!(d.stats.calls, 3);
     }
 
+    /// 1. e4 and 1. d4, the nominal opponent answering e5 and d5.
+    fn e4_d4_script() -> Scripted {
+        let mut c = Scripted::default();
+        c.replies.insert("e2e4".into(), "e7e5");
+        c.replies.insert("d2d4".into(), "d7d5");
+        c
+    }
+
     #[tokio::test]
     async fn fortification_keeps_the_evaluator_move_unless_beaten_by_the_margin() {
         let g = game(START);
         let cands = moves(&g, &["e2e4", "d2d4"]);
         let script = || {
-            let mut c = Scripted::default();
-            c.replies.insert("e2e4".into(), "e7e5");
-            c.replies.insert("d2d4".into(), "d7d5");
+            let mut c = e4_d4_script();
             c.scores.insert("e2e4 e7e5".into(), 20);
             c.scores.insert("d2d4 d7d5".into(), 50);
             c.root = Some(("e2e4", 40));
@@ -1329,9 +1335,7 @@ mod tests {
         let g = game(START);
         let cands = moves(&g, &["e2e4", "d2d4"]);
         let script = || {
-            let mut c = Scripted::default();
-            c.replies.insert("e2e4".into(), "e7e5");
-            c.replies.insert("d2d4".into(), "d7d5");
+            let mut c = e4_d4_script();
             // The nominal opponent's own scores, from Black's side: e4 is
             // worth 30 to us, d4 -15.
             c.scores.insert("e2e4".into(), -30);
