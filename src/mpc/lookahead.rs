@@ -2,9 +2,10 @@
 //!
 //! One pass: for every candidate `u` at the root `x`, one-step asks the nominal
 //! opponent for `w = ν(x,u)` and the evaluator for `V(u) = E(x·u·w)` (we are to
-//! move there; `ReplyWeight` mixes in ν's own score of `x·u`); half-step scores `x·u` with the evaluator from the opponent's
-//! side. Finished games are scored here, exactly, and never sent to a child. In
-//! parallel, the evaluator searches the root itself: its move and value are the
+//! move there; `ReplyWeight` mixes in ν's own score of `x·u`); half-step
+//! scores `x·u` with the evaluator from the opponent's side. Finished games
+//! are scored here, exactly, and never sent to a child. In parallel, the
+//! evaluator searches the root itself: its move and value are the
 //! fortification reference and the fallback when the lookahead cannot finish.
 //! No candidate is pruned; the calls all go out at once and the [`Children`]
 //! implementation bounds how many run together.
@@ -457,9 +458,9 @@ struct Level {
     cancelled: bool,
 }
 
-/// Every candidate's first level of lookahead (`settings.lookahead`'s plies) at the
-/// position after `prefix`, and the evaluator's root search under
-/// `root_limit`, all at once.
+/// Every candidate's first level of lookahead (`settings.lookahead`'s
+/// plies) at the position after `prefix`, and the evaluator's root search
+/// under `root_limit`, all at once.
 #[allow(clippy::too_many_arguments)]
 async fn first_level<C: Children>(
     children: &Arc<C>,
@@ -1359,14 +1360,11 @@ mod tests {
             (key(&[d.best]), d.value),
             ("e2e4".into(), Some(Value::cp(30)))
         );
-        let values: Vec<_> = d
-            .candidates
-            .iter()
-            .map(|c| (key(&[c.mv]), c.value, c.reply_value))
-            .collect();
-        assert!(
-            values.contains(&("d2d4".into(), Some(Value::cp(15)), Some(Value::cp(-15)))),
-            "d4: (45 - 15) / 2: {values:?}"
+        let d4 = candidate(&d, "d2d4");
+        assert_eq!(
+            (d4.value, d4.reply_value),
+            (Some(Value::cp(15)), Some(Value::cp(-15))),
+            "d4: (45 - 15) / 2"
         );
         let d = run(script(), &g, &cands, weighted(100)).await;
         assert_eq!(
