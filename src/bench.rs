@@ -228,7 +228,7 @@ async fn rounds(
                 trace::Context {
                     game,
                     go: format!("go nodes {total}"),
-                    lookahead: options.lookahead,
+                    settings: options.settings(),
                     rounds: traced,
                     time_ms: wall.as_millis() as u64,
                 },

@@ -19,9 +19,20 @@ use tokio_util::sync::CancellationToken;
 
 const NODES: u64 = 3000;
 
-/// One root move as recomputed: the move, the predicted reply, `V(u)`,
-/// and the nominal opponent's own value of `x·u` for us.
-type Recomputed = (String, String, Value, Option<Value>);
+/// One root move as recomputed.
+#[derive(Debug)]
+struct Recomputed {
+    mv: String,
+    /// The predicted reply; empty when the game ended after the move.
+    reply: String,
+    /// `V(u)`, the evaluator's value after the reply, or the game's result
+    /// when it ended on the line.
+    value: Value,
+    /// Whether the evaluator gave `value` (the game did not end on the line).
+    evaluated: bool,
+    /// The nominal opponent's own value of `x·u`, for us.
+    reply_value: Option<Value>,
+}
 
 /// A Stockfish child as both roles, with cleared hashes: deterministic.
 async fn child() -> Client {
@@ -50,7 +61,13 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
         after_u.play_unchecked(u);
         let u_text = UciMove::from_standard(u).to_string();
         if after_u.is_checkmate() {
-            values.push((u_text, String::new(), (-Value::MATED).from_child(1), None));
+            values.push(Recomputed {
+                mv: u_text,
+                reply: String::new(),
+                value: (-Value::MATED).from_child(1),
+                evaluated: false,
+                reply_value: None,
+            });
             continue;
         }
         assert!(
@@ -76,7 +93,13 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
         y.play_unchecked(reply.best);
         let w_text = UciMove::from_standard(reply.best).to_string();
         if y.is_checkmate() {
-            values.push((u_text, w_text, Value::MATED.from_child(2), reply_value));
+            values.push(Recomputed {
+                mv: u_text,
+                reply: w_text,
+                value: Value::MATED.from_child(2),
+                evaluated: false,
+                reply_value,
+            });
             continue;
         }
         assert!(
@@ -97,16 +120,37 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
             .expect("evaluator")
             .score
             .expect("a score");
-        values.push((u_text, w_text, score.from_child(2), reply_value));
+        values.push(Recomputed {
+            mv: u_text,
+            reply: w_text,
+            value: score.from_child(2),
+            evaluated: true,
+            reply_value,
+        });
     }
     values
 }
 
-/// The first of the best values (UCI order breaks ties).
-fn argmax(values: &[Recomputed]) -> &Recomputed {
+/// `V(u)` with `percent` % of it taken from the nominal opponent's own
+/// value (`ReplyWeight`), rounded half up; only when both are centipawns.
+fn mixed(r: &Recomputed, percent: i64) -> Value {
+    match (
+        r.value.centipawns(),
+        r.reply_value.and_then(Value::centipawns),
+    ) {
+        (Some(e), Some(o)) => {
+            let sum = i64::from(e) * (100 - percent) + i64::from(o) * percent;
+            Value::cp(i32::try_from((sum + 50).div_euclid(100)).expect("centipawns"))
+        }
+        _ => r.value,
+    }
+}
+
+/// The first of the best values at `percent` (UCI order breaks ties).
+fn argmax(values: &[Recomputed], percent: i64) -> &Recomputed {
     let mut best = &values[0];
     for v in values {
-        if v.2 > best.2 {
+        if mixed(v, percent) > mixed(best, percent) {
             best = v;
         }
     }
@@ -117,12 +161,12 @@ fn game(fen: &str) -> Arc<Game> {
     Arc::new(Game::from_fen(fen, CastlingMode::Standard).expect("test fen"))
 }
 
-/// The argmax of `V(u) = E(x·u·ν(x,u))`, ties to the first in UCI order.
-async fn recompute(fen: &str) -> (String, Vec<Recomputed>) {
+/// `V(u) = E(x·u·ν(x,u))` and ν's own value of `x·u` for every root move.
+async fn recompute(fen: &str) -> Vec<Recomputed> {
     let mut child = child().await;
     let values = one_step(&mut child, &game(fen), &[]).await;
     child.quit(Duration::from_secs(1)).await;
-    (argmax(&values).0.clone(), values)
+    values
 }
 
 /// Two-step with `width` expanded: the one-step values, then from the
@@ -136,13 +180,19 @@ async fn recompute_two_step(
     let game = game(fen);
     let mut child = child().await;
     let first = one_step(&mut child, &game, &[]).await;
-    let mut ranked: Vec<&Recomputed> = first.iter().filter(|v| !v.1.is_empty()).collect();
-    ranked.sort_by_key(|v| std::cmp::Reverse(v.2));
+    let mut ranked: Vec<&Recomputed> = first.iter().filter(|v| !v.reply.is_empty()).collect();
+    ranked.sort_by_key(|v| std::cmp::Reverse(v.value));
     let mut values: Vec<(String, Value, Option<Value>)> = first
         .iter()
-        .map(|(u, _, v, _)| (u.clone(), *v, None))
+        .map(|r| (r.mv.clone(), r.value, None))
         .collect();
-    for (u, w, v, _) in ranked.into_iter().take(width) {
+    for Recomputed {
+        mv: u,
+        reply: w,
+        value: v,
+        ..
+    } in ranked.into_iter().take(width)
+    {
         let pos = game.position();
         let u_move = u
             .parse::<UciMove>()
@@ -157,7 +207,7 @@ async fn recompute_two_step(
             .to_move(&after)
             .expect("legal");
         let next = one_step(&mut child, &game, &[u_move, w_move]).await;
-        let best = argmax(&next).2.from_child(2);
+        let best = argmax(&next, 0).value.from_child(2);
         let entry = values.iter_mut().find(|e| &e.0 == u).expect("a root move");
         *entry = (u.clone(), best, Some(*v));
     }
@@ -220,50 +270,66 @@ async fn the_engine_plays_the_recomputed_argmax() {
         "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
         "2r3k1/pp3ppp/4p3/3pP3/3P1P2/P3K3/1P4PP/2R5 b - - 0 28",
     ] {
-        let (want, values) = recompute(fen).await;
-        let (got, trace) = engine_decision(fen, &[]).await;
-        assert_eq!(got, want, "values: {values:?}");
-
-        // The trace: the same decision, every move's reply and value as
-        // recomputed.
-        assert_eq!(trace.fen, fen);
-        assert!(trace.moves.is_empty());
-        assert_eq!(
-            (trace.chosen.as_str(), trace.rule.as_str()),
-            (want.as_str(), "lookahead")
+        let values = recompute(fen).await;
+        assert!(
+            values.iter().any(|r| mixed(r, 50) != r.value),
+            "the mix changes a value here: {values:?}"
         );
-        assert_eq!(trace.rounds.len(), 1, "one pass");
-        assert_eq!(trace.rounds[0].budget, format!("nodes {NODES}"));
-        type Traced = (String, Option<String>, Option<Score>, Option<Score>);
-        let traced: Vec<Traced> = trace
-            .candidates
-            .iter()
-            .map(|c| (c.mv.clone(), c.reply.clone(), c.value, c.reply_value))
-            .collect();
-        let expected: Vec<Traced> = values
-            .iter()
-            .map(|(u, w, v, r)| {
-                let reply_value = r.map(Score::from);
-                (
-                    u.clone(),
-                    Some(w.clone()),
-                    Some(Score::from(*v)),
-                    reply_value,
-                )
-            })
-            .collect();
-        assert_eq!(traced, expected);
-        for c in &trace.candidates {
-            assert_eq!(c.line[..2], [c.mv.clone(), c.reply.clone().expect("reply")]);
-            assert_eq!(c.budget.as_deref(), Some(format!("nodes {NODES}").as_str()));
+        // `ClearHash=true` alone is the paper's rule, the evaluator's value
+        // unmixed; `ReplyWeight` set mixes in the opponent's value.
+        for (flags, percent) in [(&[][..], 0), (&["--reply-weight=50"][..], 50)] {
+            let want = argmax(&values, percent).mv.clone();
+            let (got, trace) = engine_decision(fen, flags).await;
+            assert_eq!(got, want, "at {percent} %, values: {values:?}");
+            assert_eq!(trace.reply_weight, percent as u32);
+            check_trace(&trace, fen, &want, &values, percent);
         }
-        let best = trace
-            .candidates
-            .iter()
-            .find(|c| c.rank == Some(1))
-            .expect("a rank 1");
-        assert_eq!(best.value, trace.value);
     }
+}
+
+/// The trace holds the recomputed decision: every move's reply, both
+/// estimates and the value mixed at `percent`.
+fn check_trace(trace: &Trace, fen: &str, want: &str, values: &[Recomputed], percent: i64) {
+    assert_eq!(trace.fen, fen);
+    assert!(trace.moves.is_empty());
+    assert_eq!(
+        (trace.chosen.as_str(), trace.rule.as_str()),
+        (want, "lookahead")
+    );
+    assert_eq!(trace.rounds.len(), 1, "one pass");
+    assert_eq!(trace.rounds[0].budget, format!("nodes {NODES}"));
+    type Traced = (String, Option<String>, Option<Score>, Option<Score>);
+    let traced: Vec<(Traced, Option<Score>)> = trace
+        .candidates
+        .iter()
+        .map(|c| {
+            let t = (c.mv.clone(), c.reply.clone(), c.value, c.reply_value);
+            (t, c.evaluator_value)
+        })
+        .collect();
+    let expected: Vec<(Traced, Option<Score>)> = values
+        .iter()
+        .map(|r| {
+            let t = (
+                r.mv.clone(),
+                Some(r.reply.clone()),
+                Some(Score::from(mixed(r, percent))),
+                r.reply_value.map(Score::from),
+            );
+            (t, r.evaluated.then(|| Score::from(r.value)))
+        })
+        .collect();
+    assert_eq!(traced, expected);
+    for c in &trace.candidates {
+        assert_eq!(c.line[..2], [c.mv.clone(), c.reply.clone().expect("reply")]);
+        assert_eq!(c.budget.as_deref(), Some(format!("nodes {NODES}").as_str()));
+    }
+    let best = trace
+        .candidates
+        .iter()
+        .find(|c| c.rank == Some(1))
+        .expect("a rank 1");
+    assert_eq!(best.value, trace.value);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -173,6 +173,10 @@ pub struct Candidate {
     /// evaluator's after the reply, blended into `value` by
     /// [`Settings::reply_weight`].
     pub reply_value: Option<Value>,
+    /// The evaluator's own value of the evaluated line, for us at the root,
+    /// before [`Settings::reply_weight`] mixed `reply_value` in; `None`
+    /// when its call did not finish or the game ended on the line.
+    pub evaluated: Option<Value>,
     /// `V(u)`: the value for us at the root; `None` when unfinished.
     pub value: Option<Value>,
     /// The game ended on the line (decided here, no child asked).
@@ -631,6 +635,7 @@ impl Candidate {
             mv,
             reply: None,
             reply_value: None,
+            evaluated: None,
             value: None,
             terminal: None,
             leaf: None,
@@ -895,10 +900,9 @@ async fn evaluate<C: Children>(
             } else {
                 -score
             };
-            candidate.value = Some(
-                ours.from_child(plies)
-                    .toward(candidate.reply_value, settings.reply_weight),
-            );
+            let evaluated = ours.from_child(plies);
+            candidate.evaluated = Some(evaluated);
+            candidate.value = Some(evaluated.toward(candidate.reply_value, settings.reply_weight));
             candidate.leaf = Some(report.clone());
             candidate.calls.push(report);
         }

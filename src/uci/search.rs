@@ -416,7 +416,7 @@ impl Search {
             trace::Context {
                 game: &self.req.game,
                 go: self.req.go.to_string(),
-                lookahead: o.settings.lookahead,
+                settings: o.settings,
                 rounds: std::mem::take(&mut self.rounds),
                 time_ms: self.req.received.elapsed().as_millis() as u64,
             },

@@ -16,7 +16,7 @@ use shakmaty::{CastlingMode, Move, uci::UciMove};
 
 use crate::{
     mpc::{
-        Candidate, ChildLimit, Decision, Game, Lookahead, Rule, Value,
+        Candidate, ChildLimit, Decision, Game, Rule, Settings, Value,
         rounds::{CheckVerdict, Round},
     },
     uci::search::HitRate,
@@ -54,6 +54,9 @@ pub struct Trace {
     pub go: String,
     /// `half`, `one`, `two` or `three`.
     pub lookahead: String,
+    /// `ReplyWeight` as the decision applied it: the percent of each
+    /// evaluated line's value taken from the nominal opponent's own score.
+    pub reply_weight: u32,
     /// Levels of lookahead that completed (a deeper level cut short is
     /// dropped whole; 0: no lookahead ran).
     pub levels: u32,
@@ -100,6 +103,11 @@ pub struct CandidateTrace {
     /// The nominal opponent's own value of the position after the move,
     /// for us (`null`: no reply searched, or no score).
     pub reply_value: Option<Score>,
+    /// The evaluator's own value of the evaluated line, for us, before
+    /// `reply_weight` mixed `reply_value` in (`null`: its call did not
+    /// finish, or the game ended on the line). For an expanded move it is
+    /// the first level's, as `one_step_value` is.
+    pub evaluator_value: Option<Score>,
     /// The evaluated line from the root: `u w` and then the evaluator's
     /// line from there (`u w u' w'` and on when a deeper level expanded
     /// the move).
@@ -283,7 +291,7 @@ pub fn pass(
 pub struct Context<'a> {
     pub game: &'a Game,
     pub go: String,
-    pub lookahead: Lookahead,
+    pub settings: Settings,
     pub rounds: Vec<RoundTrace>,
     pub time_ms: u64,
 }
@@ -322,6 +330,7 @@ impl Trace {
             CandidateTrace {
                 reply: c.reply.map(|r| n.one(r)),
                 reply_value: c.reply_value.map(Score::from),
+                evaluator_value: c.evaluated.map(Score::from),
                 line: n.all(&c.line()),
                 value: c.value.map(Score::from),
                 one_step_value: c.shallow.map(Score::from),
@@ -349,7 +358,8 @@ impl Trace {
             moves: n.all(cx.game.moves()),
             chess960: castling == CastlingMode::Chess960,
             go: cx.go,
-            lookahead: cx.lookahead.name().to_owned(),
+            lookahead: cx.settings.lookahead.name().to_owned(),
+            reply_weight: cx.settings.reply_weight,
             levels: d.levels,
             chosen: n.one(d.best),
             rule: rule_key(d.rule).to_owned(),
