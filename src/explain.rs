@@ -194,11 +194,17 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         t.levels,
         if t.levels == 1 { "" } else { "s" }
     )?;
+    writeln!(
+        out,
+        "value: {}% the nominal opponent's own score after the move (opp), \
+         the rest the evaluator's after the reply (eval)",
+        t.reply_weight
+    )?;
     writeln!(out)?;
     writeln!(
         out,
-        "{:>4}  {:<8} {:<8} {:>7}  {:<14} line",
-        "rank", "move", "reply", "value", "budget"
+        "{:>4}  {:<8} {:<8} {:>7} {:>7} {:>7}  {:<14} line",
+        "rank", "move", "reply", "value", "eval", "opp", "budget"
     )?;
     let mut rows: Vec<&CandidateTrace> = t.candidates.iter().collect();
     rows.sort_by_key(|c| c.rank.unwrap_or(usize::MAX));
@@ -210,11 +216,13 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         };
         writeln!(
             out,
-            "{:>4}  {:<8} {:<8} {:>7}  {:<14} {}{}{}",
+            "{:>4}  {:<8} {:<8} {:>7} {:>7} {:>7}  {:<14} {}{}{}",
             c.rank.map_or("-".to_owned(), |r| r.to_string()),
             mv,
             reply,
             show(c.value),
+            show(c.evaluator_value),
+            show(c.reply_value),
             c.budget.as_deref().unwrap_or("-"),
             c.line.join(" "),
             c.one_step_value.map_or(String::new(), |v| format!(

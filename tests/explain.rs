@@ -95,6 +95,17 @@ fn explain_tells_a_person_every_move_and_the_rule() {
     assert_eq!(rows, pos.legal_moves().len(), "{text}");
     assert!(text.contains(" O-O "), "castling in SAN: {text}");
     assert!(text.lines().any(|l| l.starts_with("chosen: ")), "{text}");
+    // Both estimates a value is made of, and how they were mixed.
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("rank"))
+        .expect("header");
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        columns[..6],
+        ["rank", "move", "reply", "value", "eval", "opp"]
+    );
+    assert!(text.contains("value: "), "{text}");
     // A position that cannot be set is an error, not a table.
     let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
         .args(["explain", "--fen", "not a fen", "--child-nodes=300"])
