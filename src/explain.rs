@@ -3,7 +3,8 @@
 //! It runs the decision through the very session a GUI talks to (`position`,
 //! `go`, then end of input), with `TraceFile` pointed at a file of its own,
 //! and prints the trace ([`crate::uci::trace`]): a table of every root move —
-//! SAN, the predicted reply, value, rank and the budget it got — then the
+//! SAN, the predicted reply, value (and the two scores it mixes), rank and
+//! the budget it got — then the
 //! chosen move and the rule that chose it; or, with `--json`, the trace
 //! object itself.
 
@@ -194,12 +195,15 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         t.levels,
         if t.levels == 1 { "" } else { "s" }
     )?;
-    writeln!(
-        out,
-        "value: {}% the nominal opponent's own score after the move (opp), \
-         the rest the evaluator's after the reply (eval)",
-        t.reply_weight
-    )?;
+    if t.levels > 0 && t.lookahead != "half" {
+        writeln!(
+            out,
+            "value: {}% the nominal opponent's own score after the move (opp), \
+             the rest the evaluator's after the reply (eval); an expanded \
+             move's is its deeper level's, eval and opp its first level's",
+            t.reply_weight
+        )?;
+    }
     writeln!(out)?;
     writeln!(
         out,

@@ -46,6 +46,8 @@ fn explain_json_has_the_stable_keys_for_every_root_move() {
     assert!(trace["rule"].is_string());
     let candidates = trace["candidates"].as_array().expect("candidates");
     assert_eq!(candidates.len(), pos.legal_moves().len());
+    let weight = trace["reply_weight"].as_i64().expect("reply_weight");
+    let mut mixes = 0;
     for c in candidates {
         let mv = c["move"].as_str().expect("move");
         let m = assert_legal(&pos, mv);
@@ -69,7 +71,18 @@ fn explain_json_has_the_stable_keys_for_every_root_move() {
             value.contains_key("cp") || value.contains_key("mate"),
             "{c}"
         );
+        // The value is the evaluator's moved the weight's way toward the
+        // nominal opponent's, rounded half up, when both are centipawns.
+        if let (Some(e), Some(o)) = (
+            c["evaluator_value"]["cp"].as_i64(),
+            c["reply_value"]["cp"].as_i64(),
+        ) {
+            let mixed = (e * (100 - weight) + o * weight + 50).div_euclid(100);
+            assert_eq!(c["value"]["cp"].as_i64(), Some(mixed), "{c}");
+            mixes += 1;
+        }
     }
+    assert!(mixes > 0, "some values have both scores: {candidates:?}");
     // The chosen move's value is the best (fortification aside, the rule
     // says which move).
     if trace["rule"] == "lookahead" {
@@ -105,7 +118,13 @@ fn explain_tells_a_person_every_move_and_the_rule() {
         columns[..6],
         ["rank", "move", "reply", "value", "eval", "opp"]
     );
-    assert!(text.contains("value: "), "{text}");
+    let weight: u32 = text
+        .split("value: ")
+        .nth(1)
+        .and_then(|s| s.split('%').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the mix's weight");
+    assert!(weight <= 100, "{text}");
     // A position that cannot be set is an error, not a table.
     let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
         .args(["explain", "--fen", "not a fen", "--child-nodes=300"])

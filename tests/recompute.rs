@@ -221,13 +221,14 @@ async fn recompute_two_step(
     (best.0.clone(), values)
 }
 
-/// Runs the engine on `fen` with `flags` (and a trace file), returns its
+/// Runs the engine on `fen` with `extra` flags (and a trace file), returns its
 /// move and its one trace line.
 async fn engine_decision(fen: &str, extra: &[&str]) -> (String, Trace) {
+    // A directory per flag set: the tests run at once.
     let dir = std::env::temp_dir().join(format!(
-        "mpcmc-recompute-{}-{}",
+        "mpcmc-recompute-{}{}",
         std::process::id(),
-        extra.len()
+        extra.concat()
     ));
     std::fs::create_dir_all(&dir).expect("trace dir");
     let trace_file = dir.join("trace.jsonl");

@@ -175,7 +175,8 @@ pub struct Candidate {
     pub reply_value: Option<Value>,
     /// The evaluator's own value of the evaluated line, for us at the root,
     /// before [`Settings::reply_weight`] mixed `reply_value` in; `None`
-    /// when its call did not finish or the game ended on the line.
+    /// when its call did not finish or gave no score, or the game ended on
+    /// the line.
     pub evaluated: Option<Value>,
     /// `V(u)`: the value for us at the root; `None` when unfinished.
     pub value: Option<Value>,
@@ -1366,8 +1367,12 @@ mod tests {
         );
         let d4 = candidate(&d, "d2d4");
         assert_eq!(
-            (d4.value, d4.reply_value),
-            (Some(Value::cp(15)), Some(Value::cp(-15))),
+            (d4.value, d4.evaluated, d4.reply_value),
+            (
+                Some(Value::cp(15)),
+                Some(Value::cp(45)),
+                Some(Value::cp(-15))
+            ),
             "d4: (45 - 15) / 2"
         );
         let d = run(script(), &g, &cands, weighted(100)).await;

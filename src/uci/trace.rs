@@ -55,7 +55,8 @@ pub struct Trace {
     /// `half`, `one`, `two` or `three`.
     pub lookahead: String,
     /// `ReplyWeight` as the decision applied it: the percent of each
-    /// evaluated line's value taken from the nominal opponent's own score.
+    /// evaluated line's value taken from the nominal opponent's own score
+    /// (0 when no one-step or deeper lookahead ran: half-step, or none).
     pub reply_weight: u32,
     /// Levels of lookahead that completed (a deeper level cut short is
     /// dropped whole; 0: no lookahead ran).
@@ -105,7 +106,7 @@ pub struct CandidateTrace {
     pub reply_value: Option<Score>,
     /// The evaluator's own value of the evaluated line, for us, before
     /// `reply_weight` mixed `reply_value` in (`null`: its call did not
-    /// finish, or the game ended on the line). For an expanded move it is
+    /// finish or gave no score, or the game ended on the line). For an expanded move it is
     /// the first level's, as `one_step_value` is.
     pub evaluator_value: Option<Score>,
     /// The evaluated line from the root: `u w` and then the evaluator's
@@ -359,7 +360,11 @@ impl Trace {
             chess960: castling == CastlingMode::Chess960,
             go: cx.go,
             lookahead: cx.settings.lookahead.name().to_owned(),
-            reply_weight: cx.settings.reply_weight,
+            reply_weight: if cx.settings.lookahead.plies() == 2 && d.levels > 0 {
+                cx.settings.reply_weight
+            } else {
+                0
+            },
             levels: d.levels,
             chosen: n.one(d.best),
             rule: rule_key(d.rule).to_owned(),
