@@ -3,7 +3,8 @@
 //!
 //! For positions from an EPD file, every legal root move `u` gets its one-step
 //! value `V_n(u)` at each budget `n` (ascending, on warm children, as the
-//! rounds of a decision search them); the largest budget is the reference.
+//! rounds of a decision search and value them, `ReplyWeight`'s default mix
+//! included); the largest budget is the reference.
 //! Printed per budget: the spread of `V_n(u) - V_ref(u)` over single moves, the
 //! spread of the *paired* error `(V_n(u) - V_n(u')) - (V_ref(u) - V_ref(u'))`
 //! over pairs of the reference's top 5 moves, and how often a pair that looks
@@ -61,11 +62,12 @@ async fn main() -> anyhow::Result<()> {
     };
     options.set("Evaluator", Some(&args.evaluator))?;
     let pool = Arc::new(Pool::start(options.pool_config()?));
+    // The rounds' own values: the options' defaults (`ReplyWeight` too).
     let settings = Settings {
         lookahead: Lookahead::One,
         fortify: false,
         fortify_margin: 0,
-        ..Settings::new(Lookahead::One)
+        ..options.settings()
     };
     let text = std::fs::read_to_string(&args.epd)?;
     let budgets = args.nodes.len();

@@ -46,7 +46,9 @@ fn explain_json_has_the_stable_keys_for_every_root_move() {
     assert!(trace["rule"].is_string());
     let candidates = trace["candidates"].as_array().expect("candidates");
     assert_eq!(candidates.len(), pos.legal_moves().len());
+    // Warm children mix by default.
     let weight = trace["reply_weight"].as_i64().expect("reply_weight");
+    assert_eq!(weight, 50);
     let mut mixes = 0;
     for c in candidates {
         let mv = c["move"].as_str().expect("move");

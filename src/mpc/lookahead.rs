@@ -131,9 +131,14 @@ pub struct Settings {
 /// `PruneWidth`'s default: positions each deeper level expands.
 pub const PRUNE_WIDTH: usize = 3;
 
+/// `ReplyWeight`'s default with warm children (`ClearHash=false`); the
+/// paper's memoryless setting keeps 0.
+pub const REPLY_WEIGHT: u32 = 50;
+
 impl Settings {
-    /// `lookahead` with the options' defaults: fortified, no extra margin,
-    /// [`PRUNE_WIDTH`], a root search as long as the first level's line.
+    /// `lookahead` fortified, with no extra margin, [`PRUNE_WIDTH`], a root
+    /// search as long as the first level's line, and the evaluator's values
+    /// unmixed (`ReplyWeight` 0, the paper's rule).
     pub fn new(lookahead: Lookahead) -> Settings {
         Settings {
             lookahead,

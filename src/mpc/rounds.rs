@@ -243,9 +243,10 @@ impl Drop for RootEnd {
 /// at a budget is twice their root mean square, from a prior worth
 /// [`Noise::PRIOR_WEIGHT`] samples. `examples/noise.rs` measured the
 /// spread of such paired differences against a reference search (64000
-/// nodes a call for the built-in engine, 32000 for Stockfish): 34, 29,
-/// 23 cp for the built-in engine at 250, 1000, 4000 nodes a call; 89, 39,
-/// 21 cp for Stockfish at 500, 2000, 8000. Small searches are noisy, and
+/// nodes a call for the built-in engine, 32000 for Stockfish), before
+/// `ReplyWeight` mixed (0): 34, 29, 23 cp for the built-in engine at 250,
+/// 1000, 4000 nodes a call; 89, 39, 21 cp for Stockfish at 500, 2000,
+/// 8000. Small searches are noisy, and
 /// each engine differently: hence learned, not fixed.
 #[derive(Debug, Clone, Default)]
 pub struct Noise {

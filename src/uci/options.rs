@@ -12,7 +12,10 @@ use crate::{
     children::{
         ChildConfig, PoolConfig, command::parse_workers, inprocess::BUILTIN, pool::WorkerGroup,
     },
-    mpc::{Lookahead, Role, Settings, lookahead::PRUNE_WIDTH},
+    mpc::{
+        Lookahead, Role, Settings,
+        lookahead::{PRUNE_WIDTH, REPLY_WEIGHT},
+    },
 };
 
 /// A failed `setoption`, naming the option and the value.
@@ -81,8 +84,10 @@ pub struct Options {
     pub lookahead: Lookahead,
     pub fortify: bool,
     pub fortify_margin: i32,
-    /// Percent of a move's value from the nominal opponent's own score.
-    pub reply_weight: u32,
+    /// Percent of a move's value from the nominal opponent's own score;
+    /// `None` until set: [`REPLY_WEIGHT`] with warm children, 0 with
+    /// `ClearHash` (the paper's exact rule).
+    pub reply_weight: Option<u32>,
     /// Positions each deeper level of a multistep lookahead expands.
     pub prune_width: usize,
     pub child_nodes: u64,
@@ -110,7 +115,7 @@ impl Default for Options {
             lookahead: Lookahead::One,
             fortify: true,
             fortify_margin: 0,
-            reply_weight: 0,
+            reply_weight: None,
             prune_width: PRUNE_WIDTH,
             child_nodes: 0,
             child_movetime: 0,
@@ -303,10 +308,10 @@ const TABLE: [Def; 22] = [
     },
     Def {
         name: "ReplyWeight",
-        kind: || spin(0, 0, 100),
+        kind: || spin(i64::from(REPLY_WEIGHT), 0, 100),
         standalone: false,
         apply: |o, v| {
-            o.reply_weight = v.number() as u32;
+            o.reply_weight = Some(v.number() as u32);
             Ok(())
         },
     },
@@ -488,9 +493,14 @@ impl Options {
             fortify: self.fortify,
             fortify_margin: self.fortify_margin,
             prune_width: self.prune_width,
-            // Memoryless children are the paper's exact setting.
+            // Memoryless children are the paper's exact setting: its even
+            // pass and the evaluator's values alone, unless asked otherwise.
             even_root: self.clear_hash,
-            reply_weight: self.reply_weight,
+            reply_weight: self.reply_weight.unwrap_or(if self.clear_hash {
+                0
+            } else {
+                REPLY_WEIGHT
+            }),
         }
     }
 
@@ -775,6 +785,25 @@ mod tests {
         assert_eq!(flag_name("ChildNodes"), "child-nodes");
         assert_eq!(flag_name("UCI_Chess960"), "uci-chess960");
         assert_eq!(flag_name("MoveOverhead"), "move-overhead");
+    }
+
+    /// `ReplyWeight` mixes by default with warm children; `ClearHash` alone
+    /// is the paper's rule (no mix), and a value set wins either way.
+    #[test]
+    fn reply_weight_defaults_by_clear_hash_unless_set() {
+        let weight = |sets: &[(&str, &str)]| {
+            let mut o = Options::default();
+            for (name, value) in sets {
+                o.set(name, Some(value)).expect("valid");
+            }
+            o.settings().reply_weight
+        };
+        assert_eq!(weight(&[]), 50);
+        assert_eq!(weight(&[("ClearHash", "true")]), 0);
+        assert_eq!(weight(&[("ReplyWeight", "0")]), 0);
+        assert_eq!(weight(&[("ClearHash", "true"), ("ReplyWeight", "30")]), 30);
+        assert_eq!(weight(&[("ReplyWeight", "30"), ("ClearHash", "true")]), 30);
+        assert_eq!(weight(&[("ClearHash", "true"), ("ClearHash", "false")]), 50);
     }
 
     #[test]
