@@ -106,8 +106,8 @@ pub struct CandidateTrace {
     pub reply_value: Option<Score>,
     /// The evaluator's own value of the evaluated line, for us, before
     /// `reply_weight` mixed `reply_value` in (`null`: its call did not
-    /// finish or gave no score, or the game ended on the line). For an expanded move it is
-    /// the first level's, as `one_step_value` is.
+    /// finish or gave no score, or the game ended on the line). For an
+    /// expanded move it is the first level's, as `one_step_value` is.
     pub evaluator_value: Option<Score>,
     /// The evaluated line from the root: `u w` and then the evaluator's
     /// line from there (`u w u' w'` and on when a deeper level expanded
