@@ -218,9 +218,14 @@ fn a_game_appends_one_line_a_decision() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Runs `go infinite` from FEN with a trace file until `wait` returns, then
-/// `stop`: the decision's trace, which names the move played.
-fn trace_until_stop(name: &str, flags: &[&str], wait: impl FnOnce(&mut Mpcmc)) -> Json {
+/// Starts mpcmc with `flags` and a trace file, sets up FEN and lets `play`
+/// make one decision (it returns the `bestmove`'s move and the lines up to
+/// it): that decision's trace, which names the move played, and the lines.
+fn one_trace(
+    name: &str,
+    flags: &[&str],
+    play: impl FnOnce(&mut Mpcmc) -> (String, Vec<String>),
+) -> (Json, Vec<String>) {
     let dir = std::env::temp_dir().join(format!("mpcmc-trace-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let path = dir.join("trace.jsonl");
@@ -229,16 +234,54 @@ fn trace_until_stop(name: &str, flags: &[&str], wait: impl FnOnce(&mut Mpcmc)) -
     let mut e = Mpcmc::start(&[&[flag.as_str()], flags].concat());
     e.handshake();
     e.send(&format!("position fen {FEN}"));
-    e.send("go infinite");
-    wait(&mut e);
-    e.send("stop");
-    let (mv, _) = e.bestmove(10 * SECOND);
+    let (mv, lines) = play(&mut e);
     assert!(e.quit().success());
     let text = std::fs::read_to_string(&path).expect("trace");
     let t: Json = serde_json::from_str(text.trim()).expect("one JSON line");
     assert_eq!(t["chosen"], mv.as_str());
     let _ = std::fs::remove_dir_all(&dir);
+    (t, lines)
+}
+
+/// Runs `go infinite` from FEN with a trace file until `wait` returns, then
+/// `stop`: the decision's trace.
+fn trace_until_stop(name: &str, flags: &[&str], wait: impl FnOnce(&mut Mpcmc)) -> Json {
+    let (t, _) = one_trace(name, flags, |e| {
+        e.send("go infinite");
+        wait(e);
+        e.send("stop");
+        e.bestmove(10 * SECOND)
+    });
     t
+}
+
+/// On a game clock one worker leaves the move to the evaluator's own
+/// search, which keeps the clock, and says so; two run rounds beside it.
+#[test]
+fn on_a_clock_one_worker_is_the_evaluator_alone() {
+    let on_clock = |name, flags: &[&str]| {
+        one_trace(name, flags, |e| {
+            e.send("go wtime 10000 btime 10000 winc 100 binc 100");
+            e.bestmove(10 * SECOND)
+        })
+    };
+    let said = |lines: &[String]| {
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string one worker on a clock"))
+    };
+    let (one, lines) = on_clock("clock1", &["--threads=1"]);
+    assert_eq!(one["rule"], "evaluator_only", "{one}");
+    assert!(
+        one["rounds"].as_array().expect("rounds").is_empty(),
+        "{one}"
+    );
+    assert_eq!(one["evaluator"]["move"], one["chosen"], "{one}");
+    assert!(said(&lines), "{lines:?}");
+    let (two, lines) = on_clock("clock2", &["--threads=2", "--child-threads=1"]);
+    assert_ne!(two["rule"], "evaluator_only", "{two}");
+    assert!(!two["rounds"].as_array().expect("rounds").is_empty());
+    assert!(!said(&lines), "{lines:?}");
 }
 
 #[test]

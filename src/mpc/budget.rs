@@ -89,7 +89,7 @@ pub const MIN_CALL: Duration = Duration::from_millis(4);
 const SAFETY: f64 = 0.8;
 
 /// Share of a decision's budget for the evaluator's root search when it has
-/// no worker of its own: a node total (`go nodes`), or a clock with one
+/// no worker of its own: a node total (`go nodes`), or a move time with one
 /// worker (`Threads / ChildThreads` < 2). Its move is played on almost
 /// every move (149 of 150 at `go nodes 150000` over the built-in engine),
 /// so the lookahead gets little: 0.9 against 0.75 scored 84 against 67
@@ -186,9 +186,19 @@ pub fn round_clock(start: Instant, soft: Duration, hard: Duration) -> RoundClock
 pub enum TimedPlan {
     /// Rounds of lookahead of this depth.
     Rounds(Lookahead, Box<RoundPlan>),
-    /// Too little time for a lookahead: the evaluator's own move, searching
-    /// under this limit (the game's clock when it is a plain one).
-    EvaluatorOnly(ChildLimit),
+    /// The evaluator's own move, searching under this limit (the game's
+    /// clock when it is a plain one).
+    EvaluatorOnly(ChildLimit, EvaluatorOnly),
+}
+
+/// Why a timed decision is the evaluator's own move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvaluatorOnly {
+    /// Too little time for a lookahead.
+    ShortOfTime,
+    /// One worker on a plain clock: every round would take its time from
+    /// the root search.
+    OneWorker,
 }
 
 /// What a timed decision has to work with.
@@ -214,14 +224,19 @@ pub struct TimedBudget {
 /// Plans a decision on a clock. With two or more workers the root search
 /// has one to itself for the whole decision (on a plain clock it keeps the
 /// clock, else a first search of half the target names the anchor early,
-/// a second deepens it until the rounds end); with one it runs first, on
-/// [`ROOT_SHARE`] of the clock (without a plain clock, of the part of the
-/// target handed to children). The rounds'
-/// first per-call node budget is sized from the children's measured speed
-/// so that about [`ROUNDS_PER_MOVE`] rounds fit; the clock then decides how
-/// many run. Prefers `preferred`; falls back to half-step and then to the
-/// evaluator alone when round 1's calls would get under
-/// [`MIN_CALL_NODES`]. `branching` as in [`node_rounds`].
+/// a second deepens it until the rounds end). With one worker on a plain
+/// clock the root search keeps the clock alone and no rounds run
+/// ([`EvaluatorOnly::OneWorker`]): over the built-in engine at 10+0.1
+/// that scored +7.0 ± 34.5 Elo against the child at equal cores, rounds
+/// after a root search on [`ROOT_SHARE`] of the clock −57.9 ± 33.7 (200
+/// games each; `Fortify` off keeps the rounds). With one worker and no
+/// plain clock the root search runs first, on [`ROOT_SHARE`] of the part
+/// of the target handed to children. The rounds' first per-call node
+/// budget is sized from the children's measured speed so that about
+/// [`ROUNDS_PER_MOVE`] rounds fit; the clock then decides how many run.
+/// Prefers `preferred`; falls back to half-step and then to the evaluator
+/// alone when round 1's calls would get under [`MIN_CALL_NODES`].
+/// `branching` as in [`node_rounds`].
 pub fn plan_timed(
     budget: TimedBudget,
     moves: usize,
@@ -230,6 +245,9 @@ pub fn plan_timed(
 ) -> TimedPlan {
     let usable = budget.soft.mul_f64(SAFETY);
     let threads = budget.threads.max(1);
+    if let Some(clock) = budget.clock.filter(|_| threads < 2 && settings.fortify) {
+        return TimedPlan::EvaluatorOnly(clock, EvaluatorOnly::OneWorker);
+    }
     let (root, root_then, lookahead_time) = if threads >= 2 {
         (
             usable / 2,
@@ -243,15 +261,11 @@ pub fn plan_timed(
             usable.mul_f64(1.0 - ROOT_SHARE),
         )
     };
-    // On a plain clock the root search keeps the clock (with one worker,
-    // ROOT_SHARE of it) and decides its time.
+    // On a plain clock with a worker of its own the root search keeps the
+    // clock and decides its time.
     let (keeps_clock, root_time) = match budget.clock {
         Some(clock) if threads >= 2 => (Some(clock), RootTime::Until),
-        Some(clock) => (
-            Some(clock_share(clock, ROOT_SHARE)),
-            RootTime::After(ROOT_SHARE),
-        ),
-        None => (None, RootTime::Apart),
+        _ => (None, RootTime::Apart),
     };
     for lookahead in settings.lookahead.and_cheaper() {
         let moves = moves.max(1);
@@ -277,28 +291,12 @@ pub fn plan_timed(
             );
         }
     }
-    TimedPlan::EvaluatorOnly(budget.clock.unwrap_or(ChildLimit::MoveTime(
-        usable.saturating_sub(budget.call_cost),
-    )))
-}
-
-/// `clock` with `share` of every time and increment in it: a child's time
-/// manager then plans on that share of the game.
-fn clock_share(clock: ChildLimit, share: f64) -> ChildLimit {
-    match clock {
-        ChildLimit::Clock {
-            wtime,
-            btime,
-            winc,
-            binc,
-        } => ChildLimit::Clock {
-            wtime: wtime.mul_f64(share),
-            btime: btime.mul_f64(share),
-            winc: winc.mul_f64(share),
-            binc: binc.mul_f64(share),
-        },
-        other => other,
-    }
+    TimedPlan::EvaluatorOnly(
+        budget.clock.unwrap_or(ChildLimit::MoveTime(
+            usable.saturating_sub(budget.call_cost),
+        )),
+        EvaluatorOnly::ShortOfTime,
+    )
 }
 
 #[cfg(test)]
@@ -358,43 +356,41 @@ mod tests {
         // 80 ms of lookahead / 4 rounds / 40 calls: 0.5 ms, 500 nodes.
         assert_eq!(plan.first, ChildLimit::Nodes(500));
         assert_eq!(plan.clock.get().map(|c| c.root), Some(RootTime::Apart));
-        // On a plain clock the root search keeps it: all of it with a
-        // worker of its own, ROOT_SHARE of it first with one worker.
+        // On a plain clock the root search keeps it: all of it alongside
+        // the rounds with a worker of its own; alone, without rounds, with
+        // one worker, unless `Fortify` is off.
         let clock = ChildLimit::Clock {
             wtime: Duration::from_millis(10_000),
             btime: Duration::from_millis(8_000),
             winc: Duration::from_millis(100),
             binc: Duration::from_millis(100),
         };
-        let on_clock = |threads| {
+        let on_clock = |threads, fortify| {
             let b = TimedBudget {
                 clock: Some(clock),
                 ..budget(1000, threads, 1_000_000, 0)
             };
-            match plan_timed(b, 20, 20, Settings::new(Lookahead::One)) {
-                TimedPlan::Rounds(_, plan) => plan,
-                TimedPlan::EvaluatorOnly(_) => panic!("rounds expected"),
-            }
+            let settings = Settings {
+                fortify,
+                ..Settings::new(Lookahead::One)
+            };
+            plan_timed(b, 20, 20, settings)
         };
-        let two = on_clock(2);
+        let TimedPlan::Rounds(_, two) = on_clock(2, true) else {
+            panic!("rounds expected");
+        };
         assert_eq!((two.root, two.root_then), (clock, None));
         assert_eq!(two.clock.get().map(|c| c.root), Some(RootTime::Until));
-        let one = on_clock(1);
+        assert!(matches!(
+            on_clock(1, true),
+            TimedPlan::EvaluatorOnly(c, EvaluatorOnly::OneWorker) if c == clock
+        ));
+        let TimedPlan::Rounds(_, unfortified) = on_clock(1, false) else {
+            panic!("rounds expected");
+        };
         assert_eq!(
-            (one.root, one.root_then),
-            (
-                ChildLimit::Clock {
-                    wtime: Duration::from_millis(9_000),
-                    btime: Duration::from_millis(7_200),
-                    winc: Duration::from_millis(90),
-                    binc: Duration::from_millis(90),
-                },
-                None
-            )
-        );
-        assert_eq!(
-            one.clock.get().map(|c| c.root),
-            Some(RootTime::After(ROOT_SHARE))
+            unfortified.clock.get().map(|c| c.root),
+            Some(RootTime::Apart)
         );
         // Short of time for one-step, half-step fits; then nothing does.
         assert!(matches!(
@@ -408,7 +404,8 @@ mod tests {
         ));
         assert!(matches!(
             plan_timed(budget(10, 2, 1_000_000, 1), 20, 20, Settings::new(Lookahead::One)),
-            TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t)) if t == Duration::from_millis(7)
+            TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t), EvaluatorOnly::ShortOfTime)
+                if t == Duration::from_millis(7)
         ));
     }
 
@@ -417,7 +414,7 @@ mod tests {
         let two = Settings::new(Lookahead::Two);
         let planned = |ms| match plan_timed(budget(ms, 2, 1_000_000, 0), 20, 20, two) {
             TimedPlan::Rounds(l, _) => Some(l),
-            TimedPlan::EvaluatorOnly(_) => None,
+            TimedPlan::EvaluatorOnly(..) => None,
         };
         assert_eq!(planned(5_000), Some(Lookahead::Two));
         assert_eq!(planned(10), Some(Lookahead::Half));

@@ -171,11 +171,6 @@ pub enum RootTime {
     /// unless the lookahead's best is close to beating the anchor, which
     /// gets rounds until twice `soft`.
     Until,
-    /// It runs before the rounds (one worker) on this share of the game
-    /// clock: once it has answered with a value after `t`, the rounds aim
-    /// at `t / share` from the start (so a settled choice, at half that,
-    /// ends them at once; a close one gets twice that).
-    After(f64),
 }
 
 /// Where a decision's root searches stand, for its clock.
@@ -195,30 +190,15 @@ impl RoundClock {
     /// How old the decision may be when the next round would start, after
     /// a round that left `verdict`, with the root searches at `root`.
     fn target(&self, verdict: Verdict, root: RootState) -> Duration {
-        let soft = match (self.root, root) {
-            (RootTime::After(share), RootState::Ended { at, valued: true }) => {
-                at.saturating_duration_since(self.start).div_f64(share)
-            }
-            _ => self.soft,
-        };
         match (verdict, self.root, root) {
-            (Verdict::Close, ..) => soft * 2,
+            (Verdict::Close, ..) => self.soft * 2,
             (_, RootTime::Until, RootState::Ended { .. }) => Duration::ZERO,
             // Waiting for the root search's answer.
-            (_, RootTime::Until | RootTime::After(_), RootState::Running) => self.hard,
-            (Verdict::Settled, ..) => soft / 2,
-            (Verdict::Open, ..) => soft,
+            (_, RootTime::Until, RootState::Running) => self.hard,
+            (Verdict::Settled, ..) => self.soft / 2,
+            (Verdict::Open, ..) => self.soft,
         }
         .min(self.hard)
-    }
-
-    /// When a round that was started at `started` began to search: with
-    /// one worker ([`RootTime::After`]) its calls wait for the root search.
-    fn began(&self, started: Instant, root: RootState) -> Instant {
-        match (self.root, root) {
-            (RootTime::After(_), RootState::Ended { at, .. }) => started.max(at),
-            _ => started,
-        }
     }
 }
 
@@ -534,7 +514,7 @@ pub async fn decide_in_rounds<C: Children>(
                 l.calls(n, branching, settings.prune_width) as f64
             };
             let growth = 2.0 * calls(next.len()) / calls(alive.len());
-            let cost = clock.began(started, root).elapsed().mul_f64(growth);
+            let cost = started.elapsed().mul_f64(growth);
             let elapsed = clock.start.elapsed();
             if elapsed >= target || elapsed + cost > clock.hard {
                 break;
@@ -1167,7 +1147,6 @@ mod tests {
     fn the_rounds_clock_follows_the_root_search() {
         let start = Instant::now();
         let ms = Duration::from_millis;
-        let near = |a: Duration, b: Duration| a.abs_diff(b) < Duration::from_micros(1);
         let clock = |root| RoundClock {
             start,
             soft: ms(100),
@@ -1194,25 +1173,6 @@ mod tests {
         assert_eq!(until.target(Verdict::Close, ended(80, true)), ms(200));
         // No root search (`Fortify` off): the target rules.
         assert_eq!(until.target(Verdict::Open, RootState::Absent), ms(100));
-        // After: the hard limit until the root search answers, then its
-        // time over its share, capped by the hard limit.
-        let after = clock(RootTime::After(0.5));
-        assert_eq!(after.target(Verdict::Open, RootState::Running), ms(300));
-        assert!(near(after.target(Verdict::Open, ended(60, true)), ms(120)));
-        assert!(near(
-            after.target(Verdict::Settled, ended(60, true)),
-            ms(60)
-        ));
-        assert!(near(after.target(Verdict::Close, ended(60, true)), ms(240)));
-        assert_eq!(after.target(Verdict::Close, ended(200, true)), ms(300));
-        // A root search that ended without a value leaves the target.
-        assert_eq!(after.target(Verdict::Open, ended(10, false)), ms(100));
-        // A round's cost counts from when its calls could search: with one
-        // worker, after the root search.
-        let started = start + ms(5);
-        assert_eq!(after.began(started, ended(60, true)), start + ms(60));
-        assert_eq!(after.began(started, RootState::Running), started);
-        assert_eq!(until.began(started, ended(60, true)), started);
     }
 
     #[test]

@@ -32,8 +32,8 @@ use crate::{
     mpc::{
         Candidate, ChildFault, ChildLimit, Children, Decision, Game, Query, Rule, Settings, Value,
         budget::{
-            INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds, open_rounds, plan_timed,
-            round_clock,
+            EvaluatorOnly, INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds,
+            open_rounds, plan_timed, round_clock,
         },
         decide, game,
         lookahead::{CANCEL_GRACE, Stats},
@@ -633,11 +633,19 @@ impl Search {
                     .ok_or_else(no_candidates)
             }
             // Not even one child call fits.
-            TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t)) if t < MIN_CALL => Err(format!(
+            TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t), _) if t < MIN_CALL => Err(format!(
                 "{:?} for this move leaves no time for a child round trip",
                 time.soft
             )),
-            TimedPlan::EvaluatorOnly(limit) => self.evaluator_only(limit, deadline, settings).await,
+            TimedPlan::EvaluatorOnly(limit, why) => {
+                if why == EvaluatorOnly::OneWorker {
+                    self.req.out.info_string(
+                        "one worker on a clock: the evaluator's own search keeps the clock \
+                         (the lookahead needs Threads / ChildThreads of 2 or more)",
+                    );
+                }
+                self.evaluator_only(limit, deadline, settings).await
+            }
         }
     }
 

@@ -201,7 +201,7 @@ const RULES: [(Rule, &str, &str); 8] = [
     (
         Rule::EvaluatorOnly,
         "evaluator_only",
-        "the evaluator's own move: too little time for a lookahead",
+        "the evaluator's own move: no lookahead (one worker on a clock, or too little time)",
     ),
     (
         Rule::NoAnswer,
