@@ -195,7 +195,8 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         t.levels,
         if t.levels == 1 { "" } else { "s" }
     )?;
-    if t.levels > 0 && t.lookahead != "half" {
+    // The trace's weight is 0 whenever no value was mixed.
+    if t.reply_weight > 0 {
         writeln!(
             out,
             "value: {}% the nominal opponent's own score after the move (opp), \

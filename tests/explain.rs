@@ -126,7 +126,12 @@ fn explain_tells_a_person_every_move_and_the_rule() {
         .and_then(|s| s.split('%').next())
         .and_then(|n| n.parse().ok())
         .expect("the mix's weight");
-    assert!(weight <= 100, "{text}");
+    assert_eq!(weight, 50, "warm children mix by default: {text}");
+    // Unmixed values (ReplyWeight 0, the paper's) need no mix line.
+    let out = explain(&["--fen", FEN, "--child-nodes=300", "--reply-weight=0"]);
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.lines().any(|l| l.starts_with("chosen: ")), "{text}");
+    assert!(!text.contains("value: "), "{text}");
     // A position that cannot be set is an error, not a table.
     let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
         .args(["explain", "--fen", "not a fen", "--child-nodes=300"])
