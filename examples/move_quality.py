@@ -12,7 +12,7 @@ against the engine's, with its standard error, split by how mpcmc chose
 move, deviated from it, or was kept from deviating by the margin).
 
     python3 examples/move_quality.py play moves.json games.pgn --count 150 \\
-        --mpcmc target/release/mpcmc -- --threads=2
+        --mpcmc target/release/mpcmc -- --threads=2 --child-threads=1
     python3 examples/move_quality.py judge moves.json --depth 16
 
 `play` is timed: run it on a quiet machine. `judge` is fixed-depth and

@@ -10,12 +10,12 @@ difference is what the lookahead beside it costs the root search.
 
     cargo build --release
     python3 examples/root_speed.py --mpcmc target/release/mpcmc \
-        --positions tests/data/openings.epd --count 24 --ms 9000 -- --threads=2
+        --positions tests/data/openings.epd --count 24 --ms 9000 -- --threads=2 --child-threads=1
 
 With Stockfish children, compare with Stockfish alone:
 
     python3 examples/root_speed.py --engine /usr/games/stockfish \
-        -- --threads=2 --evaluator=/usr/games/stockfish
+        -- --threads=2 --child-threads=1 --evaluator=/usr/games/stockfish
 
 Positions: an EPD or FEN file, one per line (only the first four fields are
 used; the move counters are reset). Machine-dependent: run it on a quiet

@@ -89,8 +89,9 @@ pub const MIN_CALL: Duration = Duration::from_millis(4);
 const SAFETY: f64 = 0.8;
 
 /// Share of a decision's budget for the evaluator's root search when it has
-/// no worker of its own: a node total (`go nodes`), or a move time with one
-/// worker (`Threads / ChildThreads` < 2). Its move is played on almost
+/// no worker of its own: a node total (`go nodes`), or with one worker
+/// (`Threads / ChildThreads` < 2) a move time, a clock with `movestogo`,
+/// or `go searchmoves` on a clock. Its move is played on almost
 /// every move (149 of 150 at `go nodes 150000` over the built-in engine),
 /// so the lookahead gets little: 0.9 against 0.75 scored 84 against 67
 /// points of the same 200 games against the engine alone at equal nodes
@@ -229,8 +230,8 @@ pub struct TimedBudget {
 /// ([`EvaluatorOnly::OneWorker`]): over the built-in engine at 10+0.1
 /// that scored +7.0 ± 34.5 Elo against the child at equal cores, rounds
 /// after a root search on [`ROOT_SHARE`] of the clock −57.9 ± 33.7 (200
-/// games each; `Fortify` off keeps the rounds). With one worker and no
-/// plain clock the root search runs first, on [`ROOT_SHARE`] of the part
+/// games each; `Fortify` off and `go searchmoves` keep the rounds). With
+/// one worker otherwise the root search runs first, on [`ROOT_SHARE`] of the part
 /// of the target handed to children. The rounds' first per-call node
 /// budget is sized from the children's measured speed so that about
 /// [`ROUNDS_PER_MOVE`] rounds fit; the clock then decides how many run.
@@ -245,7 +246,10 @@ pub fn plan_timed(
 ) -> TimedPlan {
     let usable = budget.soft.mul_f64(SAFETY);
     let threads = budget.threads.max(1);
-    if let Some(clock) = budget.clock.filter(|_| threads < 2 && settings.fortify) {
+    // Under `go searchmoves` (fewer moves than the legal ones) the rounds
+    // keep to the moves allowed; the root search alone would not.
+    let alone = threads < 2 && settings.fortify && moves >= branching;
+    if let Some(clock) = budget.clock.filter(|_| alone) {
         return TimedPlan::EvaluatorOnly(clock, EvaluatorOnly::OneWorker);
     }
     let (root, root_then, lookahead_time) = if threads >= 2 {
@@ -392,6 +396,15 @@ mod tests {
             unfortified.clock.get().map(|c| c.root),
             Some(RootTime::Apart)
         );
+        // Under `go searchmoves` the rounds keep to the moves allowed.
+        let searchmoves = TimedBudget {
+            clock: Some(clock),
+            ..budget(1000, 1, 1_000_000, 0)
+        };
+        assert!(matches!(
+            plan_timed(searchmoves, 5, 20, Settings::new(Lookahead::One)),
+            TimedPlan::Rounds(..)
+        ));
         // Short of time for one-step, half-step fits; then nothing does.
         assert!(matches!(
             plan_timed(

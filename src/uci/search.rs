@@ -638,21 +638,21 @@ impl Search {
                 time.soft
             )),
             TimedPlan::EvaluatorOnly(limit, why) => {
-                if why == EvaluatorOnly::OneWorker {
-                    self.req.out.info_string(
-                        "one worker on a clock: the evaluator's own search keeps the clock \
-                         (the lookahead needs Threads / ChildThreads of 2 or more)",
-                    );
-                }
-                self.evaluator_only(limit, deadline, settings).await
+                let rule = match why {
+                    EvaluatorOnly::ShortOfTime => Rule::EvaluatorOnly,
+                    EvaluatorOnly::OneWorker => Rule::OneWorker,
+                };
+                self.evaluator_only(limit, rule, deadline, settings).await
             }
         }
     }
 
-    /// Under severe time pressure: the evaluator's own move at the root.
+    /// The evaluator's own move at the root, by plan (`rule`): under severe
+    /// time pressure, or with one worker on a game clock.
     async fn evaluator_only(
         &mut self,
         limit: ChildLimit,
+        rule: Rule,
         deadline: Instant,
         settings: Settings,
     ) -> Result<Outcome, String> {
@@ -708,7 +708,7 @@ impl Search {
             ponder: pv.get(1).copied(),
             value: report.score,
             pv,
-            rule: Rule::EvaluatorOnly,
+            rule,
             lookahead_choice: None,
             evaluator_choice: report.score.map(|s| (report.best, s)),
             candidates: Vec::new(),
@@ -988,7 +988,7 @@ impl Search {
             self.req.out.info_string(format!("{rule} ({why})"));
             return;
         }
-        if d.rule == Rule::EvaluatorOnly {
+        if matches!(d.rule, Rule::EvaluatorOnly | Rule::OneWorker) {
             self.req.out.info_string(format!(
                 "{rule}: {} under {:?}",
                 show(d.evaluator_choice),

@@ -176,7 +176,7 @@ pub struct CheckTrace {
 }
 
 /// Each rule: its name in the trace, and what it means to a person.
-const RULES: [(Rule, &str, &str); 8] = [
+const RULES: [(Rule, &str, &str); 9] = [
     (Rule::Lookahead, "lookahead", "the lookahead's best move"),
     (
         Rule::Fortified,
@@ -201,7 +201,12 @@ const RULES: [(Rule, &str, &str); 8] = [
     (
         Rule::EvaluatorOnly,
         "evaluator_only",
-        "the evaluator's own move: no lookahead (one worker on a clock, or too little time)",
+        "the evaluator's own move: too little time for a lookahead",
+    ),
+    (
+        Rule::OneWorker,
+        "one_worker",
+        "the evaluator's own move on the game's clock: with one worker, rounds would take their time from it (the lookahead on a clock needs Threads / ChildThreads of 2 or more)",
     ),
     (
         Rule::NoAnswer,
