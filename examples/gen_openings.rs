@@ -195,6 +195,7 @@ async fn main() -> anyhow::Result<()> {
                 game: Arc::new(game.clone()),
                 line: vec![],
                 limit: ChildLimit::Nodes(args.nodes),
+                progress: None,
             };
             tasks.push(tokio::spawn(async move {
                 let report = client.search(&query, &CancellationToken::new()).await;

@@ -430,6 +430,7 @@ async fn play_game(setup: &Setup, index: usize) -> anyhow::Result<Record> {
             game: Arc::new(game.clone()),
             line: vec![],
             limit,
+            progress: None,
         };
         let cancel = CancellationToken::new();
         // On a clock, stop the search when the flag falls: the game is lost

@@ -82,6 +82,7 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
                     game: game.clone(),
                     line: line.clone(),
                     limit: ChildLimit::Nodes(NODES),
+                    progress: None,
                 },
                 &cancel,
             )
@@ -113,6 +114,7 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
                     game: game.clone(),
                     line: [line, vec![reply.best]].concat(),
                     limit: ChildLimit::Nodes(NODES),
+                    progress: None,
                 },
                 &cancel,
             )

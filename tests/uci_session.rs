@@ -541,6 +541,55 @@ fn multipv_shows_the_best_root_moves(child: ChildKind) {
     assert!(e.quit().success());
 }
 
+/// With one worker on a game clock the decision is the evaluator's own
+/// search: the GUI sees its iterations as they complete, as from the child
+/// alone, then the decision's line and the move.
+fn one_worker_on_a_clock_shows_the_childs_iterations(child: ChildKind) {
+    let mut e = Mpcmc::over(child, &["--threads=1"]);
+    e.handshake();
+    e.send("position startpos moves e2e4 e7e5");
+    e.send("go wtime 20000 btime 20000 winc 200 binc 200");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    let pos = position(None, &["e2e4", "e7e5"]);
+    assert_legal(&pos, &mv);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string rule one_worker")),
+        "{lines:?}"
+    );
+    let iterations: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("info depth "))
+        .collect();
+    // Several iterations before the decision's own last line.
+    assert!(iterations.len() >= 4, "{lines:?}");
+    let depths: Vec<u32> = iterations
+        .iter()
+        .map(|l| {
+            l.split(' ')
+                .nth(2)
+                .and_then(|d| d.parse().ok())
+                .expect("a depth")
+        })
+        .collect();
+    assert!(depths.is_sorted(), "{depths:?}");
+    for line in &iterations {
+        assert!(
+            line.contains(" score ") && line.contains(" nodes "),
+            "{line}"
+        );
+        let first = line
+            .split(" pv ")
+            .nth(1)
+            .and_then(|pv| pv.split(' ').next());
+        assert_legal(&pos, first.expect("a pv"));
+    }
+    let last = iterations.last().expect("a line");
+    assert!(last.contains(&format!(" pv {mv}")), "{last}");
+    assert!(e.quit().success());
+}
+
 /// Each test above, over each kind of child engine.
 macro_rules! over_each_child {
     ($($name:ident),* $(,)?) => {
@@ -569,4 +618,5 @@ over_each_child!(
     a_fixed_budget_is_cut_before_the_flag_with_a_real_move,
     the_nominal_opponents_hit_rate_is_counted,
     multipv_shows_the_best_root_moves,
+    one_worker_on_a_clock_shows_the_childs_iterations,
 );

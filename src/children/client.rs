@@ -27,7 +27,7 @@ use mpcmc_protocol::{
 
 use crate::{
     children::command::{CommandError, EngineCommand},
-    mpc::{ChildLimit, Query, Report, Role, Value},
+    mpc::{ChildLimit, Progress, Query, Report, Role, Value},
 };
 
 /// How long a child may take to answer `uci`.
@@ -416,6 +416,8 @@ impl Client {
         let (mut depth, mut nodes) = (0, 0);
         let (mut exact, mut bounded) = (None, None);
         let mut pv = Vec::new();
+        // The position the pv of a progress line is read in, when one is shown.
+        let shown = query.progress.as_ref().map(|sink| (sink, query.position()));
         loop {
             let line = tokio::select! {
                 biased;
@@ -432,6 +434,20 @@ impl Client {
             };
             match line {
                 EngineLine::Info(info) if info.multipv.is_none_or(|k| k == 1) => {
+                    if let Some((sink, pos)) = &shown
+                        && let Some(d) = info.depth
+                    {
+                        let line = legal_prefix(pos, &info.pv);
+                        if !line.is_empty() {
+                            sink.send(Progress {
+                                depth: d,
+                                seldepth: info.seldepth,
+                                score: info.score.map(Value::from_uci),
+                                nodes: info.nodes.unwrap_or(nodes),
+                                pv: line,
+                            });
+                        }
+                    }
                     depth = info.depth.unwrap_or(depth);
                     nodes = info.nodes.unwrap_or(nodes);
                     if let Some(score) = info.score {

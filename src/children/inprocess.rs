@@ -25,7 +25,7 @@ use mpcmc_builtin::{self as builtin, Limits, StopOnDrop, TranspositionTable};
 
 use crate::{
     children::client::{ChildConfig, ChildError, STOP_TIMEOUT, SearchError},
-    mpc::{Query, Report, Value, game::hash},
+    mpc::{Progress, Query, Report, Value, game::hash},
 };
 
 /// The command line that names the built-in engine.
@@ -136,6 +136,7 @@ impl InProcess {
         let age = self.shared.then(|| hash(query.game.position()));
         let label = self.label.clone();
         let searched = root.clone();
+        let sink = query.progress.clone();
         let started = Instant::now();
         let run = move || {
             // A previous search that outlived its deadline still holds the
@@ -157,7 +158,18 @@ impl InProcess {
             if let Some(root) = age {
                 engine.age_table(root);
             }
-            Some(engine.search(&searched, &history, &limits, &flag, &mut |_| {}))
+            let mut show = |p: &builtin::Progress| {
+                if let Some(sink) = &sink {
+                    sink.send(Progress {
+                        depth: p.depth,
+                        seldepth: Some(p.seldepth),
+                        score: Some(Value::from_uci(p.score)),
+                        nodes: p.nodes,
+                        pv: p.pv.clone(),
+                    });
+                }
+            };
+            Some(engine.search(&searched, &history, &limits, &flag, &mut show))
         };
         let mut task = if query.is_root() {
             on_own_thread(run)
@@ -357,6 +369,7 @@ mod tests {
             game: game.clone(),
             line: Vec::new(),
             limit: ChildLimit::Depth(depth),
+            progress: None,
         };
         let cancel = CancellationToken::new();
         let nodes = |mut child: InProcess, depth| {

@@ -1291,6 +1291,7 @@ mod tests {
             game: game.clone(),
             line,
             limit: ChildLimit::Nodes(1),
+            progress: None,
         }
     }
 

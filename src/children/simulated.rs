@@ -202,6 +202,7 @@ mod tests {
             game,
             line: Vec::new(),
             limit: ChildLimit::Nodes(20_000),
+            progress: None,
         };
         let start = std::time::Instant::now();
         let report = child

@@ -860,6 +860,7 @@ async fn evaluate<C: Children>(
             game: game.clone(),
             line: line.clone(),
             limit,
+            progress: None,
         };
         match children.search(query, cancel.clone()).await {
             Ok(report) if report.stopped => {
@@ -890,6 +891,7 @@ async fn evaluate<C: Children>(
         game,
         line,
         limit,
+        progress: None,
     };
     match children.search(query, cancel).await {
         Ok(report) if report.stopped || report.score.is_none() => {

@@ -49,6 +49,9 @@ pub struct Query {
     /// Legal moves from the game's current position.
     pub line: Vec<Move>,
     pub limit: ChildLimit,
+    /// Where the search's iterations go as they complete, when someone
+    /// shows them (a search that is the whole decision).
+    pub progress: Option<ProgressSink>,
 }
 
 impl Query {
@@ -60,6 +63,7 @@ impl Query {
             game,
             line: Vec::new(),
             limit,
+            progress: None,
         }
     }
 
@@ -88,6 +92,39 @@ impl Query {
             pos.play_unchecked(*m);
         }
         pos
+    }
+}
+
+/// One completed iteration of a child search, as its `info` line said it.
+/// Moves are legal in the queried position.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub depth: u32,
+    pub seldepth: Option<u32>,
+    /// From the side to move in the queried position.
+    pub score: Option<Value>,
+    pub nodes: u64,
+    pub pv: Vec<Move>,
+}
+
+/// Receives a search's [`Progress`] (on whatever thread the child reports
+/// from).
+#[derive(Clone)]
+pub struct ProgressSink(Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl ProgressSink {
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> ProgressSink {
+        ProgressSink(Arc::new(f))
+    }
+
+    pub fn send(&self, progress: Progress) {
+        (self.0)(progress)
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressSink")
     }
 }
 

@@ -714,6 +714,7 @@ async fn check_deviation<C: Children>(
         game: game.clone(),
         line: vec![b],
         limit: ChildLimit::Nodes(nodes),
+        progress: None,
     };
     match children.search(query, cancel.child_token()).await {
         Ok(report) if report.stopped => Check::unchecked(Some(report)),

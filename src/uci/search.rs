@@ -30,7 +30,8 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     children::Pool,
     mpc::{
-        Candidate, ChildFault, ChildLimit, Children, Decision, Game, Query, Rule, Settings, Value,
+        Candidate, ChildFault, ChildLimit, Children, Decision, Game, Progress, ProgressSink, Query,
+        Rule, Settings, Value,
         budget::{
             EvaluatorOnly, INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds,
             open_rounds, plan_timed, round_clock,
@@ -601,6 +602,7 @@ impl Search {
         let deadline = start + time.hard;
         self.deadline = Some(deadline);
         let overhead = self.overhead();
+        let us = self.req.game.position().turn();
         let pool = &self.req.pool;
         let budget = TimedBudget {
             start,
@@ -609,7 +611,7 @@ impl Search {
             threads: pool.config().threads(),
             speed: pool.speed().unwrap_or(INITIAL_SPEED),
             call_cost: pool.call_cost(),
-            clock: child_clock(&self.req.go, self.req.game.position().turn(), overhead),
+            clock: child_clock(&self.req.go, us, overhead),
         };
         match plan_timed(budget, self.candidates.len(), self.branching(), settings) {
             TimedPlan::Rounds(lookahead, plan) => {
@@ -660,7 +662,13 @@ impl Search {
             ChildLimit::MoveTime(t) => ChildLimit::MoveTime(t.max(Duration::from_millis(1))),
             other => other,
         };
-        let query = Query::root(self.req.game.clone(), limit);
+        // The search is the decision: the GUI sees its iterations as they
+        // complete (as from the child alone), until it ends.
+        let showing = Arc::new(Mutex::new(true));
+        let query = Query {
+            progress: Some(self.progress_lines(showing.clone())),
+            ..Query::root(self.req.game.clone(), limit)
+        };
         let cancel = CancellationToken::new();
         let search = self.req.pool.search(query, cancel.clone());
         tokio::pin!(search);
@@ -682,6 +690,9 @@ impl Search {
                 }
             }
         };
+        // Under the lock: no line of this search after it (nor after the
+        // `bestmove`).
+        *showing.lock().unwrap_or_else(|e| e.into_inner()) = false;
         let report = match result {
             Ok(r) if r.score.is_none() => {
                 return Err("the evaluator was stopped before its first iteration".to_owned());
@@ -949,6 +960,35 @@ impl Search {
             outcome.reported = true;
         }
         Some(outcome)
+    }
+
+    /// A sink that writes a child search's iterations as `info` lines, the
+    /// nodes and time counted for this `go`, while `showing`.
+    fn progress_lines(&self, showing: Arc<Mutex<bool>>) -> ProgressSink {
+        let (out, castling) = (self.req.out.clone(), self.req.game.castling_mode());
+        let (received, before) = (self.req.received, self.nodes);
+        ProgressSink::new(move |p: Progress| {
+            let showing = showing.lock().unwrap_or_else(|e| e.into_inner());
+            if !*showing {
+                return;
+            }
+            let elapsed = received.elapsed();
+            let nodes = before + p.nodes;
+            out.info(Info {
+                depth: Some(p.depth),
+                seldepth: p.seldepth,
+                score: p.score.map(Value::to_uci),
+                nodes: Some(nodes),
+                nps: Some((nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
+                time: Some(elapsed.as_millis() as u64),
+                pv: p
+                    .pv
+                    .iter()
+                    .map(|m| UciMove::from_move(*m, castling))
+                    .collect(),
+                ..Info::default()
+            });
+        })
     }
 
     /// The `info` line of a decision and a one-line trace of the rule.
