@@ -45,6 +45,35 @@ fn assert_searched(lines: &[String]) {
     );
 }
 
+/// A child sent the game's clock decides its own time, as it would playing
+/// alone: a move it thinks on past mpcmc's hard limit (three times the
+/// move's share of the clock) is waited for, not cut.
+#[test]
+fn a_child_on_the_game_clock_may_think_past_the_hard_limit() {
+    // Every `go` is answered after 2 s, with a move no short search plays.
+    let slow = sh_evaluator(
+        "",
+        "sleep 2; echo info depth 1 score cp 10 pv h7h5; echo bestmove h7h5",
+    );
+    let mut e = Mpcmc::start(&[&slow, "--threads=1"]);
+    e.handshake();
+    e.send("position startpos moves e2e4");
+    let sent = Instant::now();
+    // The hard limit: three times (10 s / 25), 1.2 s; the flag guard: 5 s.
+    e.send("go wtime 10000 btime 10000");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    let took = sent.elapsed();
+    assert_eq!(mv, "h7h5", "{lines:#?}");
+    assert!(took >= 2 * SECOND && took < 4 * SECOND, "took {took:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string rule one_worker")),
+        "{lines:#?}"
+    );
+    assert!(e.quit().success());
+}
+
 #[test]
 fn near_the_flag_the_move_is_searched_never_blind() {
     let sf = stockfish();

@@ -599,8 +599,6 @@ impl Search {
         time: MoveTime,
         settings: Settings,
     ) -> Result<Outcome, String> {
-        let deadline = start + time.hard;
-        self.deadline = Some(deadline);
         let overhead = self.overhead();
         let us = self.req.game.position().turn();
         let pool = &self.req.pool;
@@ -613,7 +611,25 @@ impl Search {
             call_cost: pool.call_cost(),
             clock: child_clock(&self.req.go, us, overhead),
         };
-        match plan_timed(budget, self.candidates.len(), self.branching(), settings) {
+        let plan = plan_timed(budget, self.candidates.len(), self.branching(), settings);
+        // A root search sent the game's clock decides its own time, as the
+        // child playing alone: the move's deadline is then the cap, which
+        // only a stalled child reaches (the rounds keep to the hard limit).
+        let root_keeps_clock = match &plan {
+            // `Fortify` off: no root search runs.
+            TimedPlan::Rounds(_, plan) => {
+                settings.fortify && matches!(plan.root, ChildLimit::Clock { .. })
+            }
+            TimedPlan::EvaluatorOnly(limit, _) => matches!(limit, ChildLimit::Clock { .. }),
+        };
+        let deadline = start
+            + if root_keeps_clock {
+                time.cap
+            } else {
+                time.hard
+            };
+        self.deadline = Some(deadline);
+        match plan {
             TimedPlan::Rounds(lookahead, plan) => {
                 if lookahead != settings.lookahead {
                     self.req.out.info_string(format!(

@@ -46,6 +46,10 @@ fn allowance(go: &Go, us: Color, overhead: Duration) -> Option<Allowance> {
 pub struct MoveTime {
     pub soft: Duration,
     pub hard: Duration,
+    /// The most the move may take at all (`hard` is below it): the limit of
+    /// a search that decides its own time on the game's clock, as a child
+    /// sent the clock does, which only a stall reaches.
+    pub cap: Duration,
 }
 
 /// How much longer than its target a move may run when its choice is
@@ -60,22 +64,25 @@ const HARD_FACTOR: u64 = 3;
 /// than a third of the clock (nine tenths before a time control, on its
 /// last move). `movetime` is both.
 pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
-    let (soft, hard) = match allowance(go, us, overhead)? {
-        Allowance::MoveTime(ms) => (ms, ms),
+    let (soft, hard, cap) = match allowance(go, us, overhead)? {
+        Allowance::MoveTime(ms) => (ms, ms, ms),
         Allowance::Clock { usable, inc } => {
             let moves_to_go = go.movestogo.map_or(DEFAULT_MOVES_TO_GO, u64::from).max(1);
             let share = usable / moves_to_go + inc * 3 / 4;
-            let hard = if moves_to_go == 1 {
+            let cap = if moves_to_go == 1 {
                 usable * 9 / 10
             } else {
-                (share * HARD_FACTOR).min(usable / 3)
+                usable / 3
             };
-            (share.min(hard), hard)
+            let hard = (share * HARD_FACTOR).min(cap);
+            (share.min(hard), hard, cap)
         }
     };
+    let ms = Duration::from_millis;
     Some(MoveTime {
-        soft: Duration::from_millis(soft),
-        hard: Duration::from_millis(hard),
+        soft: ms(soft),
+        hard: ms(hard),
+        cap: ms(cap),
     })
 }
 
@@ -205,6 +212,27 @@ mod tests {
         for (go, us, want) in cases {
             assert_eq!(budget(go.clone(), us), want, "{go}");
         }
+        // The cap, which only a search deciding its own time may reach: a
+        // third of the clock; nine tenths before a time control; the move
+        // time itself.
+        let cap = |go: Go| move_time(&go, Color::White, Duration::from_millis(50)).map(|t| t.cap);
+        let ms = Duration::from_millis;
+        let clock = Go {
+            wtime: Some(10_000),
+            winc: Some(100),
+            ..Go::default()
+        };
+        assert_eq!(cap(clock.clone()), Some(ms(3316)));
+        let last = Go {
+            movestogo: Some(1),
+            ..clock
+        };
+        assert_eq!(cap(last), Some(ms(8955)));
+        let movetime = Go {
+            movetime: Some(1000),
+            ..Go::default()
+        };
+        assert_eq!(cap(movetime), Some(ms(950)));
     }
 
     #[test]
