@@ -881,12 +881,7 @@ impl Search {
             spent += r.decision.stats.nodes;
             let elapsed = received.elapsed();
             let nodes = base + spent;
-            let info = Info {
-                nodes: Some(nodes),
-                nps: Some((nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
-                time: Some(elapsed.as_millis() as u64),
-                ..Info::default()
-            };
+            let info = Info::counts(nodes, elapsed);
             let lines = pv_lines(r.decision, multi_pv, |_| Some(r.number), r.number);
             for line in lines {
                 out.info(line.info(info.clone(), castling));
@@ -988,21 +983,16 @@ impl Search {
             if !*showing {
                 return;
             }
-            let elapsed = received.elapsed();
-            let nodes = before + p.nodes;
             out.info(Info {
                 depth: Some(p.depth),
                 seldepth: p.seldepth,
                 score: p.score.map(Value::to_uci),
-                nodes: Some(nodes),
-                nps: Some((nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
-                time: Some(elapsed.as_millis() as u64),
                 pv: p
                     .pv
                     .iter()
                     .map(|m| UciMove::from_move(*m, castling))
                     .collect(),
-                ..Info::default()
+                ..Info::counts(before + p.nodes, received.elapsed())
             });
         })
     }
@@ -1011,12 +1001,7 @@ impl Search {
     fn report(&self, o: &Outcome) {
         let d = &o.decision;
         let elapsed = self.req.received.elapsed();
-        let info = Info {
-            nodes: Some(self.nodes),
-            nps: Some((self.nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
-            time: Some(elapsed.as_millis() as u64),
-            ..Info::default()
-        };
+        let info = Info::counts(self.nodes, elapsed);
         let plies = o.settings.lookahead.plies();
         let lines = pv_lines(
             d,

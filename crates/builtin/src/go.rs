@@ -159,19 +159,15 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
 }
 
 fn info(p: &Progress, castling: shakmaty::CastlingMode, started: Instant) -> Info {
-    let elapsed = started.elapsed();
     Info {
         depth: Some(p.depth),
         seldepth: Some(p.seldepth),
         score: Some(p.score),
-        nodes: Some(p.nodes),
-        nps: Some((p.nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
-        time: Some(elapsed.as_millis() as u64),
         pv: p
             .pv
             .iter()
             .map(|m| UciMove::from_move(*m, castling))
             .collect(),
-        ..Info::default()
+        ..Info::counts(p.nodes, started.elapsed())
     }
 }

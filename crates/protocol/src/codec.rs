@@ -399,6 +399,19 @@ pub struct Info {
     pub string: Option<String>,
 }
 
+impl Info {
+    /// An `info` line's counts: `nodes` searched in `elapsed`, with the
+    /// nodes a second and the time in milliseconds they make.
+    pub fn counts(nodes: u64, elapsed: std::time::Duration) -> Info {
+        Info {
+            nodes: Some(nodes),
+            nps: Some((nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64),
+            time: Some(elapsed.as_millis() as u64),
+            ..Info::default()
+        }
+    }
+}
+
 /// What the engine line `option name …` declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OptionType {
