@@ -25,7 +25,7 @@
 
 use std::{
     collections::{HashMap, VecDeque},
-    sync::{Arc, Mutex, OnceLock},
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
@@ -179,11 +179,7 @@ enum RootState {
     /// No root search in this decision (`Fortify` off, a finished root).
     Absent,
     Running,
-    /// Ended at `at`; `valued` when it answered with a value.
-    Ended {
-        at: Instant,
-        valued: bool,
-    },
+    Ended,
 }
 
 impl RoundClock {
@@ -192,27 +188,13 @@ impl RoundClock {
     fn target(&self, verdict: Verdict, root: RootState) -> Duration {
         match (verdict, self.root, root) {
             (Verdict::Close, ..) => self.soft * 2,
-            (_, RootTime::Until, RootState::Ended { .. }) => Duration::ZERO,
+            (_, RootTime::Until, RootState::Ended) => Duration::ZERO,
             // Waiting for the root search's answer.
             (_, RootTime::Until, RootState::Running) => self.hard,
             (Verdict::Settled, ..) => self.soft / 2,
             (Verdict::Open, ..) => self.soft,
         }
         .min(self.hard)
-    }
-}
-
-/// Marks a decision's root searches ended, however they end (a panic
-/// included): the time first, then `done`.
-struct RootEnd {
-    ended: Arc<OnceLock<(Instant, bool)>>,
-    done: CancellationToken,
-}
-
-impl Drop for RootEnd {
-    fn drop(&mut self) {
-        let _ = self.ended.set((Instant::now(), false));
-        self.done.cancel();
     }
 }
 
@@ -371,9 +353,8 @@ pub async fn decide_in_rounds<C: Children>(
     let branching = branching(game, candidates.len());
     let anchor_seen = Arc::new(Mutex::new(plan.anchor_hint));
     let root_cancel = cancel.child_token();
-    // Cancelled when the root searches are over, once `root_ended` is set.
+    // Cancelled when the root searches are over.
     let root_done = CancellationToken::new();
-    let root_ended: Arc<OnceLock<(Instant, bool)>> = Arc::default();
     let root_task = (game.terminal_now().is_none() && settings.fortify).then(|| {
         let searches = root_searches(
             children.clone(),
@@ -382,21 +363,18 @@ pub async fn decide_in_rounds<C: Children>(
             root_cancel.clone(),
             anchor_seen.clone(),
         );
-        let end = RootEnd {
-            ended: root_ended.clone(),
-            done: root_done.clone(),
-        };
+        // Cancels `root_done` however the searches end (a panic included).
+        let end = root_done.clone().drop_guard();
         tokio::spawn(async move {
             let result = searches.await;
-            let valued = result.0.iter().any(|r| r.score.is_some());
-            let _ = end.ended.set((Instant::now(), valued));
+            drop(end);
             result
         })
     });
-    let root_state = || match (&root_task, root_ended.get()) {
+    let root_state = || match (&root_task, root_done.is_cancelled()) {
         (None, _) => RootState::Absent,
-        (Some(_), None) => RootState::Running,
-        (Some(_), Some(&(at, valued))) => RootState::Ended { at, valued },
+        (Some(_), false) => RootState::Running,
+        (Some(_), true) => RootState::Ended,
     };
     let until_root =
         root_task.is_some() && plan.clock.get().is_some_and(|c| c.root == RootTime::Until);
@@ -1154,13 +1132,9 @@ mod tests {
             hard: ms(300),
             root,
         };
-        let ended = |t, valued| RootState::Ended {
-            at: start + ms(t),
-            valued,
-        };
         // Apart: the target, half when settled, twice when close.
         let apart = clock(RootTime::Apart);
-        for root in [RootState::Absent, RootState::Running, ended(50, true)] {
+        for root in [RootState::Absent, RootState::Running, RootState::Ended] {
             assert_eq!(apart.target(Verdict::Open, root), ms(100));
             assert_eq!(apart.target(Verdict::Settled, root), ms(50));
             assert_eq!(apart.target(Verdict::Close, root), ms(200));
@@ -1169,9 +1143,9 @@ mod tests {
         // answered, no more rounds unless the choice is close.
         let until = clock(RootTime::Until);
         assert_eq!(until.target(Verdict::Open, RootState::Running), ms(300));
-        assert_eq!(until.target(Verdict::Settled, ended(80, true)), ms(0));
-        assert_eq!(until.target(Verdict::Open, ended(80, false)), ms(0));
-        assert_eq!(until.target(Verdict::Close, ended(80, true)), ms(200));
+        assert_eq!(until.target(Verdict::Settled, RootState::Ended), ms(0));
+        assert_eq!(until.target(Verdict::Open, RootState::Ended), ms(0));
+        assert_eq!(until.target(Verdict::Close, RootState::Ended), ms(200));
         // No root search (`Fortify` off): the target rules.
         assert_eq!(until.target(Verdict::Open, RootState::Absent), ms(100));
     }
