@@ -26,7 +26,7 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use mpcmc::{
     children::{ChildConfig, Client, client::QUIT_TIMEOUT},
-    mpc::{ChildLimit, Game, Query, Role},
+    mpc::{ChildLimit, Game, Query},
     protocol::ScoreKind,
 };
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position, fen::Epd};
@@ -190,13 +190,7 @@ async fn main() -> anyhow::Result<()> {
             let Some(mut client) = clients.pop() else {
                 break;
             };
-            let query = Query {
-                role: Role::Evaluator,
-                game: Arc::new(game.clone()),
-                line: vec![],
-                limit: ChildLimit::Nodes(args.nodes),
-                progress: None,
-            };
+            let query = Query::root(Arc::new(game.clone()), ChildLimit::Nodes(args.nodes));
             tasks.push(tokio::spawn(async move {
                 let report = client.search(&query, &CancellationToken::new()).await;
                 (client, report)

@@ -40,7 +40,7 @@ use anyhow::{Context, bail};
 use clap::{ArgGroup, Parser};
 use mpcmc::{
     children::{ChildConfig, ChildError, Client, SearchError, client::QUIT_TIMEOUT},
-    mpc::{ChildLimit, Game, Query, Report, Role, Terminal},
+    mpc::{ChildLimit, Game, Query, Report, Terminal},
     protocol::ScoreKind,
     uci::options::parse_child_options,
 };
@@ -425,13 +425,7 @@ async fn play_game(setup: &Setup, index: usize) -> anyhow::Result<Record> {
                 binc: tc.inc,
             },
         };
-        let query = Query {
-            role: Role::Evaluator,
-            game: Arc::new(game.clone()),
-            line: vec![],
-            limit,
-            progress: None,
-        };
+        let query = Query::root(Arc::new(game.clone()), limit);
         let cancel = CancellationToken::new();
         // On a clock, stop the search when the flag falls: the game is lost
         // then, however long the engine would go on.

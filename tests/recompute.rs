@@ -83,6 +83,7 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
                     line: line.clone(),
                     limit: ChildLimit::Nodes(NODES),
                     progress: None,
+                    ponderhit: None,
                 },
                 &cancel,
             )
@@ -115,6 +116,7 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
                     line: [line, vec![reply.best]].concat(),
                     limit: ChildLimit::Nodes(NODES),
                     progress: None,
+                    ponderhit: None,
                 },
                 &cancel,
             )

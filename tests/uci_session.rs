@@ -93,15 +93,55 @@ fn infinite_waits_for_stop_and_isready_is_answered_mid_search(child: ChildKind) 
     assert!(e.quit().success());
 }
 
+/// With one worker (the defaults) on a clock the decision is the
+/// evaluator's own search, and so is pondering: the child is sent `go
+/// ponder` and `ponderhit`, and its search goes on where it got (its
+/// iterations do not start over at `ponderhit`). A ponder miss (`stop`)
+/// answers at once, and the next `go` plays.
 fn ponder_answers_after_ponderhit(child: ChildKind) {
     let mut e = Mpcmc::over(child, &[]);
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
     e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
-    e.silent("bestmove", Duration::from_millis(700));
+    let pondered = e.until("info depth 6 ", 10 * SECOND);
+    assert!(!pondered.iter().any(|l| l.starts_with("bestmove")));
+    e.silent("bestmove", Duration::from_millis(300));
     e.send("ponderhit");
-    let (mv, _) = e.bestmove(5 * SECOND);
+    let (mv, after) = e.bestmove(5 * SECOND);
     assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+    assert!(
+        after
+            .iter()
+            .any(|l| l.starts_with("info string rule one_worker")),
+        "{after:?}"
+    );
+    let depths: Vec<u32> = after
+        .iter()
+        .filter_map(|l| {
+            l.strip_prefix("info depth ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert!(!depths.is_empty(), "{after:?}");
+    assert!(
+        depths.iter().all(|&d| d >= 6),
+        "the search started over at ponderhit: {after:?}"
+    );
+    // A ponder miss: `stop` is answered at once.
+    e.send("position startpos moves e2e4 e7e5 g1f3");
+    e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
+    e.silent("bestmove", Duration::from_millis(500));
+    let sent = Instant::now();
+    e.send("stop");
+    e.bestmove(5 * SECOND);
+    assert!(sent.elapsed() < SECOND, "took {:?}", sent.elapsed());
+    e.send("position startpos moves e2e4 e7e5 g1f3 b8c6");
+    e.send("go wtime 5000 btime 5000 winc 50 binc 50");
+    let (mv, _) = e.bestmove(5 * SECOND);
+    assert_legal(&position(None, &["e2e4", "e7e5", "g1f3", "b8c6"]), &mv);
     assert!(e.quit().success());
 }
 

@@ -22,7 +22,7 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use mpcmc_protocol::{
-    Bound, EngineLine, GuiCommand, OptionSpec, OptionType, StartPosition, parse_engine_line,
+    Bound, EngineLine, Go, GuiCommand, OptionSpec, OptionType, StartPosition, parse_engine_line,
 };
 
 use crate::{
@@ -404,15 +404,20 @@ impl Client {
             self.ucinewgame().await?;
         }
         self.position(query).await?;
-        let go = GuiCommand::Go(query.limit.go());
+        let go = GuiCommand::Go(Go {
+            ponder: query.ponderhit.is_some(),
+            ..query.limit.go()
+        });
         let stall_after = stall_deadline(query.limit);
         let go_sent = Instant::now();
         self.send(&go, "starting a search").await?;
         self.searching = true;
-        // Until `stop`: the stall deadline from `go`; after it, STOP_TIMEOUT
-        // from `stop`.
+        // Until `stop`: the stall deadline from `go` (from `ponderhit` when
+        // pondering); after it, STOP_TIMEOUT from `stop`.
         let (mut since, mut limit) = (go_sent, stall_after);
         let mut stopped = false;
+        let mut pondering = query.ponderhit.is_some();
+        let hit = query.ponderhit.clone().unwrap_or_default();
         let (mut depth, mut nodes) = (0, 0);
         let (mut exact, mut bounded) = (None, None);
         let mut pv = Vec::new();
@@ -428,6 +433,12 @@ impl Client {
                     if now + STOP_TIMEOUT < since + limit {
                         (since, limit) = (now, STOP_TIMEOUT);
                     }
+                    continue;
+                }
+                _ = hit.cancelled(), if pondering && !stopped => {
+                    pondering = false;
+                    self.send(&GuiCommand::PonderHit, "relaying ponderhit").await?;
+                    since = Instant::now();
                     continue;
                 }
                 line = self.read_line(since, limit, "bestmove", "searching") => line.map_err(|e| e.at(&query.position()))?,

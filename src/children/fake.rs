@@ -15,6 +15,9 @@
 //! - `--move=<uci>`: the move to answer (default `e2e4`);
 //! - `--mate=<n>`: report `score mate <n>` (default `score cp 10`).
 //!
+//! As any UCI engine, it answers `go ponder` only after `ponderhit` or
+//! `stop`.
+//!
 //! Every line it receives is kept in a [`Heard`] the test reads. It talks
 //! over an in-memory pipe, so tests run with time paused: a stall costs its
 //! deadline in virtual time only. What only a process can do (exit with a
@@ -134,6 +137,8 @@ impl Fake {
         let mut lines = BufReader::new(reader).lines();
         // A `go` left unanswered (stall mode), waiting for `stop`.
         let mut pending = false;
+        // A `go ponder` waiting for `ponderhit` or `stop`.
+        let mut pondering = false;
         while let Some(line) = lines.next_line().await? {
             heard.push(&line);
             let mut out: Vec<String> = Vec::new();
@@ -150,9 +155,14 @@ impl Fake {
                 "isready" => out.push("readyok".to_owned()),
                 "go" if self.crash_on_go => return Ok(()),
                 "go" if self.stall_after_go => pending = true,
+                "go" if line.split_whitespace().any(|w| w == "ponder") => pondering = true,
                 "go" => out = self.search_result(),
                 "stop" if pending && self.answer_stop => {
                     pending = false;
+                    out = self.search_result();
+                }
+                "ponderhit" | "stop" if pondering => {
+                    pondering = false;
                     out = self.search_result();
                 }
                 "quit" => return Ok(()),

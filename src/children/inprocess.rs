@@ -21,6 +21,8 @@ use std::{
 use shakmaty::Position;
 use tokio_util::sync::CancellationToken;
 
+use mpcmc_protocol::Go;
+
 use mpcmc_builtin::{self as builtin, Limits, StopOnDrop, TranspositionTable};
 
 use crate::{
@@ -127,7 +129,12 @@ impl InProcess {
             history.push(hash(&pos));
         }
         history.pop();
-        let limits = Limits::from_go(&query.limit.go(), root.turn(), Duration::ZERO);
+        let go = Go {
+            ponder: query.ponderhit.is_some(),
+            ..query.limit.go()
+        };
+        let limits = Limits::from_go(&go, root.turn(), Duration::ZERO);
+        let after_ponderhit = limits.after_ponderhit();
         // Set when this future ends, however it ends (also when dropped).
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let (engine, flag, clear) = (self.engine.clone(), stop.0.clone(), self.clear_hash);
@@ -180,14 +187,32 @@ impl InProcess {
             })
         };
         let mut stopped = false;
-        let joined = tokio::select! {
-            joined = &mut task => joined,
-            _ = cancel.cancelled() => {
-                stopped = true;
-                stop.0.store(true, Ordering::Relaxed);
-                match tokio::time::timeout(STOP_TIMEOUT, &mut task).await {
-                    Ok(joined) => joined,
-                    Err(_) => return Err(self.stalled(started).into()),
+        // Pondering, `ponderhit` starts the clock: the search then stops at
+        // the engine's own limit for a move, as `mpcmc engine` pondering.
+        let hit = query.ponderhit.clone().unwrap_or_default();
+        let mut pondering = query.ponderhit.is_some();
+        let mut clock: Option<Instant> = None;
+        let joined = loop {
+            tokio::select! {
+                joined = &mut task => break joined,
+                _ = cancel.cancelled() => {
+                    stopped = true;
+                    stop.0.store(true, Ordering::Relaxed);
+                    match tokio::time::timeout(STOP_TIMEOUT, &mut task).await {
+                        Ok(joined) => break joined,
+                        Err(_) => return Err(self.stalled(started).into()),
+                    }
+                }
+                _ = hit.cancelled(), if pondering => {
+                    pondering = false;
+                    match after_ponderhit {
+                        Some(t) => clock = Some(Instant::now() + t),
+                        None => stop.0.store(true, Ordering::Relaxed),
+                    }
+                }
+                _ = tokio::time::sleep_until(clock.unwrap_or(started).into()), if clock.is_some() => {
+                    clock = None;
+                    stop.0.store(true, Ordering::Relaxed);
                 }
             }
         };
@@ -296,7 +321,7 @@ fn give_way_to_root_searches() {
 mod tests {
     use std::sync::Arc;
 
-    use shakmaty::{CastlingMode, uci::UciMove};
+    use shakmaty::{CastlingMode, Color, uci::UciMove};
 
     use super::*;
     use mpcmc_protocol::ScoreKind;
@@ -370,6 +395,7 @@ mod tests {
             line: Vec::new(),
             limit: ChildLimit::Depth(depth),
             progress: None,
+            ponderhit: None,
         };
         let cancel = CancellationToken::new();
         let nodes = |mut child: InProcess, depth| {
@@ -400,6 +426,50 @@ mod tests {
         config.clear_hash = false;
         config.command = "/usr/games/stockfish".to_owned();
         assert!(shared_table(&config, 2).is_none());
+    }
+
+    /// A pondering search goes on until `ponderhit`, then stops at the
+    /// engine's own limit for a move on its clock, not stopped.
+    #[tokio::test]
+    async fn a_pondering_search_runs_until_ponderhit_then_on_the_clock() {
+        let config = ChildConfig {
+            options: vec![("Hash".into(), "4".into())],
+            ..ChildConfig::new(BUILTIN)
+        };
+        let mut child = InProcess::new(&config, "test".into(), None);
+        let second = Duration::from_secs(1);
+        let clock = ChildLimit::Clock {
+            wtime: second,
+            btime: second,
+            winc: Duration::ZERO,
+            binc: Duration::ZERO,
+        };
+        let hit = CancellationToken::new();
+        let query = Query {
+            ponderhit: Some(hit.clone()),
+            ..Query::root(Arc::new(Game::default()), clock)
+        };
+        let ponder = Duration::from_millis(600);
+        let started = Instant::now();
+        let trigger = tokio::spawn(async move {
+            tokio::time::sleep(ponder).await;
+            hit.cancel();
+        });
+        let cancel = CancellationToken::new();
+        let report = child.search(&query, &cancel).await.expect("search");
+        let took = started.elapsed();
+        trigger.await.expect("trigger");
+        assert!(!report.stopped, "{report:?}");
+        // Alone on this clock the engine takes at most its move budget
+        // (well under 600 ms); pondering, it waited for `ponderhit`.
+        let budget = Limits::from_go(&clock.go(), Color::White, Duration::ZERO)
+            .after_ponderhit()
+            .expect("a clock");
+        assert!(budget < ponder, "{budget:?}");
+        assert!(
+            took >= ponder && took < ponder + budget + second,
+            "{took:?}"
+        );
     }
 
     /// `Threads` reaches the engine (`ChildThreads` for built-in children);

@@ -1292,6 +1292,7 @@ mod tests {
             line,
             limit: ChildLimit::Nodes(1),
             progress: None,
+            ponderhit: None,
         }
     }
 

@@ -203,6 +203,7 @@ mod tests {
             line: Vec::new(),
             limit: ChildLimit::Nodes(20_000),
             progress: None,
+            ponderhit: None,
         };
         let start = std::time::Instant::now();
         let report = child

@@ -363,6 +363,47 @@ async fn cancel_stops_the_search_and_reports_stopped() {
     client.quit(Duration::from_millis(100)).await;
 }
 
+/// A pondering query is sent `go ponder` on its clock and, once its token
+/// is cancelled, `ponderhit`: the child's own search goes on (no `stop`).
+/// Cancelled instead (a ponder miss), it is sent `stop`.
+#[tokio::test(start_paused = true)]
+async fn a_pondering_search_is_sent_ponderhit() {
+    let heard = Heard::default();
+    let mut client = client("", "ponderer", &heard).await;
+    let second = Duration::from_secs(1);
+    let clock = ChildLimit::Clock {
+        wtime: 10 * second,
+        btime: 10 * second,
+        winc: Duration::ZERO,
+        binc: Duration::ZERO,
+    };
+    let hit = cancelled_after(Duration::from_millis(300));
+    let q = Query {
+        ponderhit: Some(hit),
+        ..startpos_query(clock)
+    };
+    let started = Instant::now();
+    let report = report_of(client.search(&q, &CancellationToken::new()).await);
+    assert!(!report.stopped, "{report:?}");
+    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    let lines = heard.lines();
+    let go = lines.iter().find(|l| l.starts_with("go")).expect("a go");
+    assert_eq!(go, "go ponder wtime 10000 btime 10000 winc 0 binc 0");
+    assert_eq!(heard.count("ponderhit"), 1, "{lines:?}");
+    assert_eq!(heard.count("stop"), 0, "{lines:?}");
+    // A ponder miss.
+    let q = Query {
+        ponderhit: Some(CancellationToken::new()),
+        ..startpos_query(clock)
+    };
+    let cancel = cancelled_after(Duration::from_millis(200));
+    let report = report_of(client.search(&q, &cancel).await);
+    assert!(report.stopped, "{report:?}");
+    assert_eq!(heard.count("ponderhit"), 1, "{:?}", heard.lines());
+    assert_eq!(heard.count("stop"), 1, "{:?}", heard.lines());
+    client.quit(Duration::from_millis(100)).await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn garbage_lines_are_skipped() {
     let heard = Heard::default();

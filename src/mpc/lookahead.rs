@@ -861,6 +861,7 @@ async fn evaluate<C: Children>(
             line: line.clone(),
             limit,
             progress: None,
+            ponderhit: None,
         };
         match children.search(query, cancel.clone()).await {
             Ok(report) if report.stopped => {
@@ -892,6 +893,7 @@ async fn evaluate<C: Children>(
         line,
         limit,
         progress: None,
+        ponderhit: None,
     };
     match children.search(query, cancel).await {
         Ok(report) if report.stopped || report.score.is_none() => {

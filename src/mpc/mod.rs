@@ -52,6 +52,11 @@ pub struct Query {
     /// Where the search's iterations go as they complete, when someone
     /// shows them (a search that is the whole decision).
     pub progress: Option<ProgressSink>,
+    /// Set when the search ponders (`go ponder` on a [`ChildLimit::Clock`],
+    /// as the child playing alone would be sent it): it runs until this
+    /// token is cancelled, and the child is then told `ponderhit` and goes
+    /// on on the clock. `None`: an ordinary search.
+    pub ponderhit: Option<CancellationToken>,
 }
 
 impl Query {
@@ -64,6 +69,7 @@ impl Query {
             line: Vec::new(),
             limit,
             progress: None,
+            ponderhit: None,
         }
     }
 

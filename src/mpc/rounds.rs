@@ -693,6 +693,7 @@ async fn check_deviation<C: Children>(
         line: vec![b],
         limit: ChildLimit::Nodes(nodes),
         progress: None,
+        ponderhit: None,
     };
     match children.search(query, cancel.child_token()).await {
         Ok(report) if report.stopped => Check::unchecked(Some(report)),

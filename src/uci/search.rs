@@ -176,6 +176,15 @@ enum Plan {
     Deepening,
 }
 
+/// When a root search that is the whole decision must answer.
+#[derive(Debug, Clone, Copy)]
+enum Due {
+    At(Instant),
+    /// This long after `ponderhit` (pondering, the clock is not ours
+    /// before).
+    AfterPonderhit(Duration),
+}
+
 /// What one pass of [`Search::pass`] runs.
 #[derive(Debug, Clone)]
 enum Work {
@@ -380,10 +389,17 @@ impl Search {
                     .ok_or_else(no_candidates)
             }
             Plan::Timed(time) => self.timed(self.req.received, time, settings).await,
-            Plan::Deepening => self
-                .deepen(settings, us, overhead)
-                .await
-                .ok_or_else(no_candidates),
+            Plan::Deepening => match self.ponders_alone(settings) {
+                Some((limit, time)) => {
+                    let due = Due::AfterPonderhit(time.cap);
+                    self.evaluator_only(limit, Rule::OneWorker, due, settings)
+                        .await
+                }
+                None => self
+                    .deepen(settings, us, overhead)
+                    .await
+                    .ok_or_else(no_candidates),
+            },
         };
         let outcome = match result {
             Ok(o) if o.decision.rule != Rule::NoAnswer => Some(o),
@@ -504,7 +520,8 @@ impl Search {
     /// workers: rounds with the root search on a worker of its own, which
     /// at `ponderhit` go on under the clock that starts then. With one:
     /// passes of doubling size, and at `ponderhit` a fresh timed decision
-    /// (on warm children).
+    /// (on warm children). (With one worker on a plain clock, pondering is
+    /// the evaluator's own instead: [`Search::ponders_alone`].)
     async fn deepen(
         &mut self,
         settings: Settings,
@@ -591,15 +608,8 @@ impl Search {
         }
     }
 
-    /// Rounds on the clock from `start`, ended by the hard limit. `Err` says
-    /// why no child could answer in time.
-    async fn timed(
-        &mut self,
-        start: Instant,
-        time: MoveTime,
-        settings: Settings,
-    ) -> Result<Outcome, String> {
-        let overhead = self.overhead();
+    /// How the move's `time` from `start` is spent ([`plan_timed`]).
+    fn timed_plan(&self, start: Instant, time: MoveTime, settings: Settings) -> TimedPlan {
         let us = self.req.game.position().turn();
         let pool = &self.req.pool;
         let budget = TimedBudget {
@@ -609,9 +619,20 @@ impl Search {
             threads: pool.config().threads(),
             speed: pool.speed().unwrap_or(INITIAL_SPEED),
             call_cost: pool.call_cost(),
-            clock: child_clock(&self.req.go, us, overhead),
+            clock: child_clock(&self.req.go, us, self.overhead()),
         };
-        let plan = plan_timed(budget, self.candidates.len(), self.branching(), settings);
+        plan_timed(budget, self.candidates.len(), self.branching(), settings)
+    }
+
+    /// Rounds on the clock from `start`, ended by the hard limit. `Err` says
+    /// why no child could answer in time.
+    async fn timed(
+        &mut self,
+        start: Instant,
+        time: MoveTime,
+        settings: Settings,
+    ) -> Result<Outcome, String> {
+        let plan = self.timed_plan(start, time, settings);
         // A root search sent the game's clock decides its own time, as the
         // child playing alone: the move's deadline is then the cap, which
         // only a stalled child reaches (the rounds keep to the hard limit).
@@ -660,18 +681,39 @@ impl Search {
                     EvaluatorOnly::ShortOfTime => Rule::EvaluatorOnly,
                     EvaluatorOnly::OneWorker => Rule::OneWorker,
                 };
-                self.evaluator_only(limit, rule, deadline, settings).await
+                self.evaluator_only(limit, rule, Due::At(deadline), settings)
+                    .await
             }
         }
     }
 
+    /// Pondering, when the decision on the clock would be the evaluator
+    /// alone ([`EvaluatorOnly::OneWorker`]): its search under the game's
+    /// clock (to be sent `go ponder`, as to the child playing alone) and
+    /// the move's time, whose cap then runs from `ponderhit`.
+    fn ponders_alone(&self, settings: Settings) -> Option<(ChildLimit, MoveTime)> {
+        if !self.req.go.ponder {
+            return None;
+        }
+        let us = self.req.game.position().turn();
+        let time = move_time(&self.req.go, us, self.overhead())?;
+        match self.timed_plan(Instant::now(), time, settings) {
+            TimedPlan::EvaluatorOnly(
+                limit @ ChildLimit::Clock { .. },
+                EvaluatorOnly::OneWorker,
+            ) => Some((limit, time)),
+            _ => None,
+        }
+    }
+
     /// The evaluator's own move at the root, by plan (`rule`): under severe
-    /// time pressure, or with one worker on a game clock.
+    /// time pressure, or with one worker on a game clock (also pondering:
+    /// the child ponders, and is told `ponderhit` when the GUI says it).
     async fn evaluator_only(
         &mut self,
         limit: ChildLimit,
         rule: Rule,
-        deadline: Instant,
+        due: Due,
         settings: Settings,
     ) -> Result<Outcome, String> {
         let limit = match limit {
@@ -681,8 +723,13 @@ impl Search {
         // The search is the decision: the GUI sees its iterations as they
         // complete (as from the child alone), until it ends.
         let showing = Arc::new(Mutex::new(true));
+        let (mut deadline, after_ponderhit) = match due {
+            Due::At(t) => (Some(t), None),
+            Due::AfterPonderhit(cap) => (None, Some(cap)),
+        };
         let query = Query {
             progress: Some(self.progress_lines(showing.clone())),
+            ponderhit: after_ponderhit.map(|_| self.req.ponderhit.clone()),
             ..Query::root(self.req.game.clone(), limit)
         };
         let cancel = CancellationToken::new();
@@ -691,9 +738,10 @@ impl Search {
         // After the deadline or `stop`, the child gets a moment to answer.
         let mut grace: Option<Instant> = None;
         let result = loop {
+            let wake = grace.or(deadline);
             tokio::select! {
                 r = &mut search => break r,
-                _ = tokio::time::sleep_until(grace.unwrap_or(deadline).into()) => {
+                _ = tokio::time::sleep_until(wake.unwrap_or(self.req.received).into()), if wake.is_some() => {
                     if grace.is_some() {
                         break Err(crate::children::SearchError::Cancelled);
                     }
@@ -703,6 +751,13 @@ impl Search {
                 _ = self.req.stop.cancelled(), if grace.is_none() => {
                     cancel.cancel();
                     grace = Some(Instant::now() + CANCEL_GRACE);
+                }
+                // The clock is ours from now: the child was told (the pool
+                // relays the token); the move is due at the cap.
+                _ = self.req.ponderhit.cancelled(), if deadline.is_none() && grace.is_none() => {
+                    let due = Instant::now() + after_ponderhit.unwrap_or_default();
+                    deadline = Some(due);
+                    self.deadline = Some(due);
                 }
             }
         };

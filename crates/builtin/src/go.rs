@@ -62,7 +62,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = stop.0.clone();
     let mut limits = Limits::from_go(&req.go, pos.turn(), req.overhead);
-    let limits_clock = limits.clock;
+    let after_ponderhit = limits.after_ponderhit();
     for uci in &req.go.searchmoves {
         match uci.to_move(&pos) {
             Ok(m) => limits.searchmoves.push(m),
@@ -140,7 +140,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
                 released = true;
                 // The clock starts now; the search, under way since `go
                 // ponder`, stops at the engine's own limit for a move.
-                clock = limits_clock.map(|c| Instant::now() + c.move_budget());
+                clock = after_ponderhit.map(|t| Instant::now() + t);
             }
             _ = tokio::time::sleep_until(clock.unwrap_or(far).into()), if clock.is_some() => {
                 flag.store(true, Ordering::Relaxed);

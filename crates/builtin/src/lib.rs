@@ -105,6 +105,16 @@ impl Limits {
     }
 }
 
+impl Limits {
+    /// How long a pondering search (`go ponder`, searching until told) goes
+    /// on after `ponderhit`: the most a move may take on its clock
+    /// ([`Clock::move_budget`]), the clock starting then. `None` without a
+    /// clock: it stops at `ponderhit`.
+    pub fn after_ponderhit(&self) -> Option<Duration> {
+        self.clock.map(|c| c.move_budget())
+    }
+}
+
 /// The side to move's clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Clock {
