@@ -630,6 +630,43 @@ fn one_worker_on_a_clock_shows_the_childs_iterations(child: ChildKind) {
     assert!(e.quit().success());
 }
 
+/// With rounds (`go nodes`, a total), each round's `info` lines show the
+/// `MultiPV` best of every move valued so far, though later rounds
+/// re-search only the contenders.
+fn multipv_rounds_show_every_move_valued_so_far(child: ChildKind) {
+    let mut e = Mpcmc::over(child, &[]);
+    e.handshake();
+    e.send("setoption name MultiPV value 6");
+    e.send("position startpos moves e2e4");
+    e.send("go nodes 400000");
+    let (_, lines) = e.bestmove(60 * SECOND);
+    // (depth, multipv) of every line that has both.
+    let shown: Vec<(u32, u32)> = lines
+        .iter()
+        .filter_map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let after = |name: &str| {
+                let at = words.iter().position(|w| *w == name)?;
+                words.get(at + 1)?.parse::<u32>().ok()
+            };
+            Some((after("depth")?, after("multipv")?))
+        })
+        .collect();
+    let rounds: Vec<u32> = shown
+        .iter()
+        .filter(|(_, k)| *k == 1)
+        .map(|(d, _)| *d)
+        .collect();
+    // Several rounds, then the decision's own lines.
+    assert!(rounds.len() >= 3, "{lines:?}");
+    let mut ks = shown.iter().map(|(_, k)| *k);
+    for _ in &rounds {
+        let group: Vec<u32> = ks.by_ref().take(6).collect();
+        assert_eq!(group, [1, 2, 3, 4, 5, 6], "{lines:?}");
+    }
+    assert!(e.quit().success());
+}
+
 /// Each test above, over each kind of child engine.
 macro_rules! over_each_child {
     ($($name:ident),* $(,)?) => {
@@ -658,5 +695,6 @@ over_each_child!(
     a_fixed_budget_is_cut_before_the_flag_with_a_real_move,
     the_nominal_opponents_hit_rate_is_counted,
     multipv_shows_the_best_root_moves,
+    multipv_rounds_show_every_move_valued_so_far,
     one_worker_on_a_clock_shows_the_childs_iterations,
 );

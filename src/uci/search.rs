@@ -926,6 +926,11 @@ impl Search {
         let tracing_rounds = !self.req.options.trace_file.is_empty();
         let mut traced = Vec::new();
         let mut spent = 0;
+        // With `MultiPV` above 1, each move's latest value and the round
+        // that gave it: a later round re-searches only the contenders, and
+        // the lines show the best of every move valued so far.
+        let mut latest: Vec<Candidate> = Vec::new();
+        let mut valued_in: Vec<(Move, u32)> = Vec::new();
         let mut on_round = |r: &Round<'_>| {
             if tracing_rounds {
                 traced.push(trace::round(r, castling));
@@ -937,7 +942,19 @@ impl Search {
             let elapsed = received.elapsed();
             let nodes = base + spent;
             let info = Info::counts(nodes, elapsed);
-            let lines = pv_lines(r.decision, multi_pv, |_| Some(r.number), r.number);
+            if multi_pv > 1 {
+                for c in r.decision.candidates.iter().filter(|c| c.value.is_some()) {
+                    match latest.iter().position(|l| l.mv == c.mv) {
+                        Some(i) => latest[i] = c.clone(),
+                        None => latest.push(c.clone()),
+                    }
+                    valued_in.retain(|(m, _)| *m != c.mv);
+                    valued_in.push((c.mv, r.number));
+                }
+            }
+            let round_of =
+                |c: &Candidate| valued_in.iter().find(|(m, _)| *m == c.mv).map(|(_, n)| *n);
+            let lines = pv_lines(r.decision, &latest, multi_pv, round_of, r.number);
             for line in lines {
                 out.info(line.info(info.clone(), castling));
             }
@@ -1060,6 +1077,7 @@ impl Search {
         let plies = o.settings.lookahead.plies();
         let lines = pv_lines(
             d,
+            &d.candidates,
             self.req.options.multi_pv,
             |c| c.depth(plies),
             d.stats.depth,
@@ -1210,17 +1228,18 @@ impl PvLine {
 }
 
 /// A decision's lines for `MultiPV` `k`: its own move's first (at `depth`),
-/// then, when `k` is above 1, up to `k - 1` other root moves with a value,
-/// best first, each at the depth `depth_of` gives it (`depth` when none).
+/// then, when `k` is above 1, up to `k - 1` other root moves of
+/// `candidates` with a value, best first, each at the depth `depth_of`
+/// gives it (`depth` when none).
 fn pv_lines(
     d: &Decision,
+    candidates: &[Candidate],
     k: u32,
     depth_of: impl Fn(&Candidate) -> Option<u32>,
     depth: u32,
 ) -> Vec<PvLine> {
     let multi = k > 1;
-    let mut others: Vec<&Candidate> = d
-        .candidates
+    let mut others: Vec<&Candidate> = candidates
         .iter()
         .filter(|c| c.mv != d.best && c.value.is_some())
         .collect();
