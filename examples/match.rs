@@ -423,6 +423,7 @@ async fn play_game(setup: &Setup, index: usize) -> anyhow::Result<Record> {
                 btime: clock[1],
                 winc: tc.inc,
                 binc: tc.inc,
+                movestogo: None,
             },
         };
         let query = Query::root(Arc::new(game.clone()), limit);

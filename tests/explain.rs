@@ -260,13 +260,15 @@ fn trace_until_stop(name: &str, flags: &[&str], wait: impl FnOnce(&mut Mpcmc)) -
     t
 }
 
-/// On a game clock one worker leaves the move to the evaluator's own
-/// search, which keeps the clock, and says so; two run rounds beside it.
+/// On a game clock (with or without `movestogo`) or a move time, one
+/// worker leaves the move to the evaluator's own search, which keeps the
+/// time, and says so; two run rounds beside it.
 #[test]
 fn on_a_clock_one_worker_is_the_evaluator_alone() {
-    let on_clock = |name, flags: &[&str]| {
+    let plain = "go wtime 10000 btime 10000 winc 100 binc 100";
+    let on = |name, go: &'static str, flags: &[&str]| {
         one_trace(name, flags, |e| {
-            e.send("go wtime 10000 btime 10000 winc 100 binc 100");
+            e.send(go);
             e.bestmove(10 * SECOND)
         })
     };
@@ -275,15 +277,21 @@ fn on_a_clock_one_worker_is_the_evaluator_alone() {
             .iter()
             .any(|l| l.starts_with("info string rule one_worker: "))
     };
-    let (one, lines) = on_clock("clock1", &["--threads=1"]);
-    assert_eq!(one["rule"], "one_worker", "{one}");
-    assert!(
-        one["rounds"].as_array().expect("rounds").is_empty(),
-        "{one}"
-    );
-    assert_eq!(one["evaluator"]["move"], one["chosen"], "{one}");
-    assert!(said(&lines), "{lines:?}");
-    let (two, lines) = on_clock("clock2", &["--threads=2", "--child-threads=1"]);
+    for (name, go) in [
+        ("clock1", plain),
+        ("togo1", "go wtime 10000 btime 10000 movestogo 20"),
+        ("movetime1", "go movetime 300"),
+    ] {
+        let (one, lines) = on(name, go, &["--threads=1"]);
+        assert_eq!(one["rule"], "one_worker", "{go}: {one}");
+        assert!(
+            one["rounds"].as_array().expect("rounds").is_empty(),
+            "{go}: {one}"
+        );
+        assert_eq!(one["evaluator"]["move"], one["chosen"], "{go}: {one}");
+        assert!(said(&lines), "{go}: {lines:?}");
+    }
+    let (two, lines) = on("clock2", plain, &["--threads=2", "--child-threads=1"]);
     assert!(!["one_worker", "evaluator_only"].contains(&two["rule"].as_str().expect("rule")));
     assert!(!two["rounds"].as_array().expect("rounds").is_empty());
     assert!(!said(&lines), "{lines:?}");

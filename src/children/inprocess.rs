@@ -443,6 +443,7 @@ mod tests {
             btime: second,
             winc: Duration::ZERO,
             binc: Duration::ZERO,
+            movestogo: None,
         };
         let hit = CancellationToken::new();
         let query = Query {

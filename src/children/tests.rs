@@ -376,6 +376,7 @@ async fn a_pondering_search_is_sent_ponderhit() {
         btime: 10 * second,
         winc: Duration::ZERO,
         binc: Duration::ZERO,
+        movestogo: None,
     };
     let hit = cancelled_after(Duration::from_millis(300));
     let q = Query {

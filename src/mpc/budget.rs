@@ -24,13 +24,15 @@ pub enum ChildLimit {
     Nodes(u64),
     MoveTime(Duration),
     Depth(u32),
-    /// A game clock (`go wtime … btime … winc … binc …`): the child manages
-    /// its own time (a decision's root search on a plain clock; match play).
+    /// A game clock (`go wtime … btime … winc … binc … [movestogo …]`): the
+    /// child manages its own time (a decision's root search on the game's
+    /// clock; match play).
     Clock {
         wtime: Duration,
         btime: Duration,
         winc: Duration,
         binc: Duration,
+        movestogo: Option<u32>,
     },
 }
 
@@ -69,11 +71,13 @@ impl ChildLimit {
                 btime,
                 winc,
                 binc,
+                movestogo,
             } => Go {
                 wtime: Some(ms(wtime)),
                 btime: Some(ms(btime)),
                 winc: Some(ms(winc)),
                 binc: Some(ms(binc)),
+                movestogo,
                 ..Go::default()
             },
         }
@@ -90,8 +94,8 @@ const SAFETY: f64 = 0.8;
 
 /// Share of a decision's budget for the evaluator's root search when it has
 /// no worker of its own: a node total (`go nodes`), or with one worker
-/// (`Threads / ChildThreads` < 2) a move time, a clock with `movestogo`,
-/// or `go searchmoves` on a clock. Its move is played on almost
+/// (`Threads / ChildThreads` < 2) `go searchmoves` on a clock or a move
+/// time. Its move is played on almost
 /// every move (149 of 150 at `go nodes 150000` over the built-in engine),
 /// so the lookahead gets little: 0.9 against 0.75 scored 84 against 67
 /// points of the same 200 games against the engine alone at equal nodes
@@ -197,8 +201,8 @@ pub enum TimedPlan {
 pub enum EvaluatorOnly {
     /// Too little time for a lookahead.
     ShortOfTime,
-    /// One worker on a plain clock: every round would take its time from
-    /// the root search.
+    /// One worker on the game's clock or a move time: every round would
+    /// take its time from the root search.
     OneWorker,
 }
 
@@ -217,22 +221,22 @@ pub struct TimedBudget {
     /// What a call costs beyond its search.
     pub call_cost: Duration,
     /// The game's clock for a child (`ChildLimit::Clock`, our time less the
-    /// move overhead), when it is a plain clock: the root search then keeps
+    /// move overhead), `None` under `movetime`: the root search then keeps
     /// it and decides its own time, as the child playing alone would.
     pub clock: Option<ChildLimit>,
 }
 
 /// Plans a decision on a clock. With two or more workers the root search
-/// has one to itself for the whole decision (on a plain clock it keeps the
-/// clock, else a first search of half the target names the anchor early,
-/// a second deepens it until the rounds end). With one worker on a plain
-/// clock the root search keeps the clock alone and no rounds run
-/// ([`EvaluatorOnly::OneWorker`]): over the built-in engine at 10+0.1
-/// that scored +7.0 ± 34.5 Elo against the child at equal cores, rounds
-/// after a root search on [`ROOT_SHARE`] of the clock −57.9 ± 33.7 (200
-/// games each; `Fortify` off and `go searchmoves` keep the rounds). With
-/// one worker otherwise the root search runs first, on [`ROOT_SHARE`] of the part
-/// of the target handed to children. The rounds' first per-call node
+/// has one to itself for the whole decision (on the game's clock it keeps
+/// the clock, under `movetime` a first search of half the target names the
+/// anchor early, a second deepens it until the rounds end). With one
+/// worker the root search alone keeps the clock, or the move time, and no
+/// rounds run ([`EvaluatorOnly::OneWorker`]): over the built-in engine at
+/// 10+0.1 that scored +7.0 ± 34.5 Elo against the child at equal cores,
+/// rounds after a root search on [`ROOT_SHARE`] of the clock −57.9 ± 33.7
+/// (200 games each; `Fortify` off and `go searchmoves` keep the rounds).
+/// With one worker under `go searchmoves` the root search runs first, on
+/// [`ROOT_SHARE`] of the part of the target handed to children. The rounds' first per-call node
 /// budget is sized from the children's measured speed so that about
 /// [`ROUNDS_PER_MOVE`] rounds fit; the clock then decides how many run.
 /// Prefers `preferred`; falls back to half-step and then to the evaluator
@@ -249,8 +253,12 @@ pub fn plan_timed(
     // Under `go searchmoves` (fewer moves than the legal ones) the rounds
     // keep to the moves allowed; the root search alone would not.
     let alone = threads < 2 && settings.fortify && moves >= branching;
-    if let Some(clock) = budget.clock.filter(|_| alone) {
-        return TimedPlan::EvaluatorOnly(clock, EvaluatorOnly::OneWorker);
+    if alone {
+        // The game's clock, or the move time less a call's cost.
+        let limit = budget.clock.unwrap_or(ChildLimit::MoveTime(
+            budget.soft.saturating_sub(budget.call_cost),
+        ));
+        return TimedPlan::EvaluatorOnly(limit, EvaluatorOnly::OneWorker);
     }
     let (root, root_then, lookahead_time) = if threads >= 2 {
         (
@@ -265,7 +273,7 @@ pub fn plan_timed(
             usable.mul_f64(1.0 - ROOT_SHARE),
         )
     };
-    // On a plain clock with a worker of its own the root search keeps the
+    // On the game's clock with a worker of its own the root search keeps the
     // clock and decides its time.
     let (keeps_clock, root_time) = match budget.clock {
         Some(clock) if threads >= 2 => (Some(clock), RootTime::Until),
@@ -346,10 +354,18 @@ mod tests {
         );
         // 800 ms of lookahead / 4 rounds / 40 calls: 5 ms, 5000 nodes.
         assert_eq!(plan.first, ChildLimit::Nodes(5000));
-        // One worker: the root first, for ROOT_SHARE of the usable target.
+        // One worker on a move time: the evaluator alone, for the move
+        // time less a call's cost.
+        assert!(matches!(
+            plan_timed(budget(1000, 1, 1_000_000, 5), 20, 20, Settings::new(Lookahead::One)),
+            TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t), EvaluatorOnly::OneWorker)
+                if t == Duration::from_millis(995)
+        ));
+        // One worker under `go searchmoves` (5 of 20 moves): the root
+        // first, for ROOT_SHARE of the usable target.
         let TimedPlan::Rounds(_, plan) = plan_timed(
             budget(1000, 1, 1_000_000, 0),
-            20,
+            5,
             20,
             Settings::new(Lookahead::One),
         ) else {
@@ -357,17 +373,18 @@ mod tests {
         };
         assert_eq!(plan.root, ChildLimit::MoveTime(Duration::from_millis(720)));
         assert_eq!(plan.root_then, None);
-        // 80 ms of lookahead / 4 rounds / 40 calls: 0.5 ms, 500 nodes.
-        assert_eq!(plan.first, ChildLimit::Nodes(500));
+        // 80 ms of lookahead / 4 rounds / 10 calls: 2 ms, 2000 nodes.
+        assert_eq!(plan.first, ChildLimit::Nodes(2000));
         assert_eq!(plan.clock.get().map(|c| c.root), Some(RootTime::Apart));
-        // On a plain clock the root search keeps it: all of it alongside
-        // the rounds with a worker of its own; alone, without rounds, with
-        // one worker, unless `Fortify` is off.
+        // On the game's clock the root search keeps it: all of it
+        // alongside the rounds with a worker of its own; alone, without
+        // rounds, with one worker, unless `Fortify` is off.
         let clock = ChildLimit::Clock {
             wtime: Duration::from_millis(10_000),
             btime: Duration::from_millis(8_000),
             winc: Duration::from_millis(100),
             binc: Duration::from_millis(100),
+            movestogo: None,
         };
         let on_clock = |threads, fortify| {
             let b = TimedBudget {

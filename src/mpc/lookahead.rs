@@ -270,8 +270,9 @@ pub enum Rule {
     EvaluatorFallback,
     /// Too little time for a lookahead: the evaluator's own move, by plan.
     EvaluatorOnly,
-    /// One worker on a game clock: the evaluator's own move, its search
-    /// keeping the clock, by plan (rounds would take their time from it).
+    /// One worker on a game clock or a move time: the evaluator's own
+    /// move, its search keeping the time, by plan (rounds would take their
+    /// time from it).
     OneWorker,
     /// No child answered at all: the first candidate, so a legal move is played.
     /// The GUI side never plays it: it asks the built-in engine instead.

@@ -520,7 +520,7 @@ impl Search {
     /// workers: rounds with the root search on a worker of its own, which
     /// at `ponderhit` go on under the clock that starts then. With one:
     /// passes of doubling size, and at `ponderhit` a fresh timed decision
-    /// (on warm children). (With one worker on a plain clock, pondering is
+    /// (on warm children). (With one worker on the game's clock, pondering is
     /// the evaluator's own instead: [`Search::ponders_alone`].)
     async fn deepen(
         &mut self,

@@ -88,10 +88,10 @@ pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
 
 /// The game's clock as a child's limit, for a root search that manages its
 /// own time like the child playing alone: our time less `overhead`, the
-/// opponent's as it is. `None` without a plain clock (`movetime`, or
-/// `movestogo`, which a child's limit cannot carry).
+/// opponent's as it is, and `movestogo`. `None` without a clock (no time
+/// of ours, or `movetime`).
 pub fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit> {
-    if go.movetime.is_some() || go.movestogo.is_some() {
+    if go.movetime.is_some() {
         return None;
     }
     let ours = match us {
@@ -109,6 +109,7 @@ pub fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit>
         btime,
         winc: ms(go.winc),
         binc: ms(go.binc),
+        movestogo: go.movestogo,
     })
 }
 
@@ -236,7 +237,7 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_clock_goes_to_the_root_search_less_the_overhead() {
+    fn the_clock_goes_to_the_root_search_less_the_overhead() {
         let ms = Duration::from_millis;
         let go = Go {
             wtime: Some(10_000),
@@ -252,13 +253,29 @@ mod tests {
                 btime: ms(8_950),
                 winc: ms(100),
                 binc: ms(100),
+                movestogo: None,
             })
         );
         let moves_to_go = Go {
             movestogo: Some(20),
             ..go.clone()
         };
-        assert_eq!(child_clock(&moves_to_go, Color::White, ms(50)), None);
+        assert_eq!(
+            child_clock(&moves_to_go, Color::White, ms(50)),
+            Some(ChildLimit::Clock {
+                wtime: ms(9_950),
+                btime: ms(9_000),
+                winc: ms(100),
+                binc: ms(100),
+                movestogo: Some(20),
+            })
+        );
+        // As the child is sent it.
+        let sent = child_clock(&moves_to_go, Color::White, ms(50)).map(|c| c.go().to_string());
+        assert_eq!(
+            sent.as_deref(),
+            Some("go wtime 9950 btime 9000 winc 100 binc 100 movestogo 20")
+        );
         let movetime = Go {
             movetime: Some(500),
             ..Go::default()

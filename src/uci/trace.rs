@@ -206,7 +206,7 @@ const RULES: [(Rule, &str, &str); 9] = [
     (
         Rule::OneWorker,
         "one_worker",
-        "the evaluator's own move on the game's clock: with one worker, rounds would take their time from it (the lookahead on a clock needs Threads / ChildThreads of 2 or more)",
+        "the evaluator's own move on the game's time: with one worker, rounds would take their time from it (the lookahead on a clock or a move time needs Threads / ChildThreads of 2 or more)",
     ),
     (
         Rule::NoAnswer,
