@@ -102,12 +102,17 @@ fn ponder_answers_after_ponderhit(child: ChildKind) {
     let mut e = Mpcmc::over(child, &[]);
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
-    e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
+    e.send("go ponder wtime 30000 btime 30000 winc 50 binc 50");
     let pondered = e.until("info depth 6 ", 10 * SECOND);
     assert!(!pondered.iter().any(|l| l.starts_with("bestmove")));
     e.silent("bestmove", Duration::from_millis(300));
+    let hit = Instant::now();
     e.send("ponderhit");
-    let (mv, after) = e.bestmove(5 * SECOND);
+    let (mv, after) = e.bestmove(15 * SECOND);
+    // The child was told: it ends as it would alone (about a second at
+    // most), long before the move's cap (10 s), where mpcmc would stop a
+    // child still pondering.
+    assert!(hit.elapsed() < 5 * SECOND, "took {:?}", hit.elapsed());
     assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
     assert!(
         after
@@ -640,29 +645,29 @@ fn multipv_rounds_show_every_move_valued_so_far(child: ChildKind) {
     e.send("position startpos moves e2e4");
     e.send("go nodes 400000");
     let (_, lines) = e.bestmove(60 * SECOND);
-    // (depth, multipv) of every line that has both.
-    let shown: Vec<(u32, u32)> = lines
+    // (depth, multipv, centipawns) of every line that has a multipv.
+    let shown: Vec<(u32, u32, Option<i32>)> = lines
         .iter()
         .filter_map(|l| {
             let words: Vec<&str> = l.split_whitespace().collect();
-            let after = |name: &str| {
-                let at = words.iter().position(|w| *w == name)?;
-                words.get(at + 1)?.parse::<u32>().ok()
-            };
-            Some((after("depth")?, after("multipv")?))
+            let after = |name: &str| words.get(words.iter().position(|w| *w == name)? + 1);
+            let number = |name: &str| after(name)?.parse::<u32>().ok();
+            let cp = (after("score") == Some(&"cp"))
+                .then(|| after("cp")?.parse::<i32>().ok())
+                .flatten();
+            Some((number("depth")?, number("multipv")?, cp))
         })
         .collect();
-    let rounds: Vec<u32> = shown
-        .iter()
-        .filter(|(_, k)| *k == 1)
-        .map(|(d, _)| *d)
-        .collect();
+    let rounds = shown.iter().filter(|(_, k, _)| *k == 1).count();
     // Several rounds, then the decision's own lines.
-    assert!(rounds.len() >= 3, "{lines:?}");
-    let mut ks = shown.iter().map(|(_, k)| *k);
-    for _ in &rounds {
-        let group: Vec<u32> = ks.by_ref().take(6).collect();
-        assert_eq!(group, [1, 2, 3, 4, 5, 6], "{lines:?}");
+    assert!(rounds >= 3, "{lines:?}");
+    assert_eq!(shown.len(), rounds * 6, "{lines:?}");
+    for group in shown.chunks(6) {
+        let ks: Vec<u32> = group.iter().map(|(_, k, _)| *k).collect();
+        assert_eq!(ks, [1, 2, 3, 4, 5, 6], "{lines:?}");
+        // The other moves best first.
+        let cps: Vec<i32> = group[1..].iter().filter_map(|(_, _, cp)| *cp).collect();
+        assert!(cps.is_sorted_by(|a, b| a >= b), "{group:?}");
     }
     assert!(e.quit().success());
 }

@@ -139,6 +139,10 @@ impl crate::mpc::ChildFault for SearchError {
     }
 }
 
+/// The stall deadline of a pondering search before `ponderhit` (a year:
+/// none in effect).
+const PONDER_UNBOUNDED: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// How long a child may search under `limit` before it counts as stalled:
 /// far more than any healthy engine takes, yet proportional to what it was
 /// asked, so that a search without a clock (`go nodes`, `go depth`) still
@@ -412,12 +416,16 @@ impl Client {
         let go_sent = Instant::now();
         self.send(&go, "starting a search").await?;
         self.searching = true;
-        // Until `stop`: the stall deadline from `go` (from `ponderhit` when
-        // pondering); after it, STOP_TIMEOUT from `stop`.
-        let (mut since, mut limit) = (go_sent, stall_after);
-        let mut stopped = false;
+        // Until `stop`: the stall deadline from `go` (pondering, none until
+        // `ponderhit`, from which it counts: the opponent's think has no
+        // bound of ours); after it, STOP_TIMEOUT from `stop`.
         let mut pondering = query.ponderhit.is_some();
         let hit = query.ponderhit.clone().unwrap_or_default();
+        let (mut since, mut limit) = (go_sent, stall_after);
+        if pondering {
+            limit = PONDER_UNBOUNDED;
+        }
+        let mut stopped = false;
         let (mut depth, mut nodes) = (0, 0);
         let (mut exact, mut bounded) = (None, None);
         let mut pv = Vec::new();
@@ -438,7 +446,7 @@ impl Client {
                 _ = hit.cancelled(), if pondering && !stopped => {
                     pondering = false;
                     self.send(&GuiCommand::PonderHit, "relaying ponderhit").await?;
-                    since = Instant::now();
+                    (since, limit) = (Instant::now(), stall_after);
                     continue;
                 }
                 line = self.read_line(since, limit, "bestmove", "searching") => line.map_err(|e| e.at(&query.position()))?,

@@ -365,7 +365,8 @@ async fn cancel_stops_the_search_and_reports_stopped() {
 
 /// A pondering query is sent `go ponder` on its clock and, once its token
 /// is cancelled, `ponderhit`: the child's own search goes on (no `stop`).
-/// Cancelled instead (a ponder miss), it is sent `stop`.
+/// The opponent's think may outlast the clock's stall deadline. Cancelled
+/// instead (a ponder miss), it is sent `stop`.
 #[tokio::test(start_paused = true)]
 async fn a_pondering_search_is_sent_ponderhit() {
     let heard = Heard::default();
@@ -378,15 +379,16 @@ async fn a_pondering_search_is_sent_ponderhit() {
         binc: Duration::ZERO,
         movestogo: None,
     };
-    let hit = cancelled_after(Duration::from_millis(300));
+    // Past `stall_deadline(clock)`, 11 s.
+    let ponder = 20 * second;
     let q = Query {
-        ponderhit: Some(hit),
+        ponderhit: Some(cancelled_after(ponder)),
         ..startpos_query(clock)
     };
     let started = Instant::now();
     let report = report_of(client.search(&q, &CancellationToken::new()).await);
     assert!(!report.stopped, "{report:?}");
-    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    assert_eq!(started.elapsed(), ponder);
     let lines = heard.lines();
     let go = lines.iter().find(|l| l.starts_with("go")).expect("a go");
     assert_eq!(go, "go ponder wtime 10000 btime 10000 winc 0 binc 0");

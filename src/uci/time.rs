@@ -61,19 +61,19 @@ const HARD_FACTOR: u64 = 3;
 /// the move's share of what is left (`movestogo`, or about
 /// [`DEFAULT_MOVES_TO_GO`] moves in sudden death) plus most of the
 /// increment; the hard limit is [`HARD_FACTOR`] times that, but never more
-/// than a third of the clock (nine tenths before a time control, on its
-/// last move). `movetime` is both.
+/// than the cap: three times the move's share of the clock without the
+/// increment, at least a third of it and at most nine tenths (in sudden
+/// death a third; before a time control up to nine tenths). `movetime` is
+/// all three.
 pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
     let (soft, hard, cap) = match allowance(go, us, overhead)? {
         Allowance::MoveTime(ms) => (ms, ms, ms),
         Allowance::Clock { usable, inc } => {
             let moves_to_go = go.movestogo.map_or(DEFAULT_MOVES_TO_GO, u64::from).max(1);
             let share = usable / moves_to_go + inc * 3 / 4;
-            let cap = if moves_to_go == 1 {
-                usable * 9 / 10
-            } else {
-                usable / 3
-            };
+            // What a child sent this clock may take itself: a third of it
+            // in sudden death, more as a time control nears.
+            let cap = (usable * 3 / moves_to_go).clamp(usable / 3, usable * 9 / 10);
             let hard = (share * HARD_FACTOR).min(cap);
             (share.min(hard), hard, cap)
         }
@@ -109,7 +109,8 @@ pub fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit>
         btime,
         winc: ms(go.winc),
         binc: ms(go.binc),
-        movestogo: go.movestogo,
+        // `movestogo 0` (sent by some GUIs) says nothing.
+        movestogo: go.movestogo.filter(|&n| n > 0),
     })
 }
 
@@ -226,9 +227,22 @@ mod tests {
         assert_eq!(cap(clock.clone()), Some(ms(3316)));
         let last = Go {
             movestogo: Some(1),
-            ..clock
+            ..clock.clone()
         };
         assert_eq!(cap(last), Some(ms(8955)));
+        // Three times the share of a move when more than a third: a child
+        // may take half of its clock at `movestogo 2` (the built-in engine
+        // does), about 60 % at 4 (Stockfish late in a game).
+        let four = Go {
+            movestogo: Some(4),
+            ..clock.clone()
+        };
+        assert_eq!(cap(four), Some(ms(7462)));
+        let nine = Go {
+            movestogo: Some(9),
+            ..clock.clone()
+        };
+        assert_eq!(cap(nine), Some(ms(3316)));
         let movetime = Go {
             movetime: Some(1000),
             ..Go::default()
@@ -275,6 +289,16 @@ mod tests {
         assert_eq!(
             sent.as_deref(),
             Some("go wtime 9950 btime 9000 winc 100 binc 100 movestogo 20")
+        );
+        // `movestogo 0` is not passed on.
+        let zero = Go {
+            movestogo: Some(0),
+            ..go.clone()
+        };
+        let sent = child_clock(&zero, Color::White, ms(50)).map(|c| c.go().to_string());
+        assert_eq!(
+            sent.as_deref(),
+            Some("go wtime 9950 btime 9000 winc 100 binc 100")
         );
         let movetime = Go {
             movetime: Some(500),
