@@ -93,6 +93,20 @@ fn infinite_waits_for_stop_and_isready_is_answered_mid_search(child: ChildKind) 
     assert!(e.quit().success());
 }
 
+/// The depths of the `info depth` lines among `lines`, in order.
+fn info_depths(lines: &[String]) -> Vec<u32> {
+    lines
+        .iter()
+        .filter_map(|l| {
+            l.strip_prefix("info depth ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
 /// With one worker (the defaults) on a clock the decision is the
 /// evaluator's own search, and so is pondering: the child is sent `go
 /// ponder` and `ponderhit`, and its search goes on where it got (its
@@ -120,16 +134,7 @@ fn ponder_answers_after_ponderhit(child: ChildKind) {
             .any(|l| l.starts_with("info string rule one_worker")),
         "{after:?}"
     );
-    let depths: Vec<u32> = after
-        .iter()
-        .filter_map(|l| {
-            l.strip_prefix("info depth ")?
-                .split(' ')
-                .next()?
-                .parse()
-                .ok()
-        })
-        .collect();
+    let depths = info_depths(&after);
     assert!(!depths.is_empty(), "{after:?}");
     assert!(
         depths.iter().all(|&d| d >= 6),
@@ -162,16 +167,7 @@ fn ponderhit_continues_the_rounds(child: ChildKind) {
     e.send("ponderhit");
     let (mv, after) = e.bestmove(5 * SECOND);
     assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
-    let depths: Vec<u32> = after
-        .iter()
-        .filter_map(|l| {
-            l.strip_prefix("info depth ")?
-                .split(' ')
-                .next()?
-                .parse()
-                .ok()
-        })
-        .collect();
+    let depths = info_depths(&after);
     assert!(!depths.is_empty(), "{after:?}");
     assert!(
         depths.iter().all(|&d| d > 3),
@@ -609,15 +605,8 @@ fn one_worker_on_a_clock_shows_the_childs_iterations(child: ChildKind) {
         .collect();
     // Several iterations before the decision's own last line.
     assert!(iterations.len() >= 4, "{lines:?}");
-    let depths: Vec<u32> = iterations
-        .iter()
-        .map(|l| {
-            l.split(' ')
-                .nth(2)
-                .and_then(|d| d.parse().ok())
-                .expect("a depth")
-        })
-        .collect();
+    let depths = info_depths(&lines);
+    assert_eq!(depths.len(), iterations.len(), "{lines:?}");
     assert!(depths.is_sorted(), "{depths:?}");
     for line in &iterations {
         assert!(
