@@ -36,6 +36,15 @@ pub enum ChildLimit {
     },
 }
 
+/// As the child is asked it: the `go` line's limits (`nodes 5000`,
+/// `wtime 9950 btime 10000 winc 100 binc 100`).
+impl std::fmt::Display for ChildLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let go = self.go().to_string();
+        f.write_str(go.strip_prefix("go ").unwrap_or(&go))
+    }
+}
+
 impl ChildLimit {
     /// This limit made `factor` times larger (a depth limit grows by one
     /// ply a doubling; a clock stays the clock).

@@ -1104,7 +1104,7 @@ impl Search {
         }
         if matches!(d.rule, Rule::EvaluatorOnly | Rule::OneWorker) {
             self.req.out.info_string(format!(
-                "{rule}: {} under {:?}",
+                "{rule}: {} under {}",
                 show(d.evaluator_choice),
                 o.limit
             ));
@@ -1146,7 +1146,7 @@ impl Search {
             String::new()
         };
         self.req.out.info_string(format!(
-            "{lookahead}{levels} {:?}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{}{spread}",
+            "{lookahead}{levels}, {}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{}{spread}",
             o.limit,
             show(d.lookahead_choice),
             show(d.evaluator_choice),

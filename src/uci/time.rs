@@ -284,21 +284,21 @@ mod tests {
                 movestogo: Some(20),
             })
         );
-        // As the child is sent it.
-        let sent = child_clock(&moves_to_go, Color::White, ms(50)).map(|c| c.go().to_string());
+        // As the child is sent it (after `go`).
+        let sent = child_clock(&moves_to_go, Color::White, ms(50)).map(|c| c.to_string());
         assert_eq!(
             sent.as_deref(),
-            Some("go wtime 9950 btime 9000 winc 100 binc 100 movestogo 20")
+            Some("wtime 9950 btime 9000 winc 100 binc 100 movestogo 20")
         );
         // `movestogo 0` is not passed on.
         let zero = Go {
             movestogo: Some(0),
             ..go.clone()
         };
-        let sent = child_clock(&zero, Color::White, ms(50)).map(|c| c.go().to_string());
+        let sent = child_clock(&zero, Color::White, ms(50)).map(|c| c.to_string());
         assert_eq!(
             sent.as_deref(),
-            Some("go wtime 9950 btime 9000 winc 100 binc 100")
+            Some("wtime 9950 btime 9000 winc 100 binc 100")
         );
         let movetime = Go {
             movetime: Some(500),
