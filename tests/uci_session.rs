@@ -86,6 +86,15 @@ fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
     assert!(e.quit().success());
 }
 
+fn never_loses_on_time_at_ten_moves_in_one_second(child: ChildKind) {
+    // Three controls of 10 moves in 1 s each side: `movestogo` reaches the
+    // child, which may spend most of what is left on a control's last move.
+    let mut e = Mpcmc::over(child, &["--move-overhead=30"]);
+    e.handshake();
+    e.play_game_on_clock(1000, 0, Some(10), 60);
+    assert!(e.quit().success());
+}
+
 fn infinite_waits_for_stop_and_isready_is_answered_mid_search(child: ChildKind) {
     let mut e = Mpcmc::over(child, &[]);
     e.handshake();
@@ -677,6 +686,7 @@ over_each_child!(
     handshake_lists_every_option,
     movetime_answers_a_legal_move_in_time,
     never_loses_on_time_at_one_second_plus_ten_ms,
+    never_loses_on_time_at_ten_moves_in_one_second,
     infinite_waits_for_stop_and_isready_is_answered_mid_search,
     ponder_answers_after_ponderhit,
     ponderhit_continues_the_rounds,

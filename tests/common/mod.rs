@@ -313,6 +313,13 @@ impl Mpcmc {
     /// latency included), for at most `plies`. Asserts every move is legal
     /// and no side's clock runs out.
     pub fn play_clock_game(&mut self, base: i64, inc: i64, plies: usize) {
+        self.play_game_on_clock(base, inc, None, plies);
+    }
+
+    /// As [`Mpcmc::play_clock_game`], with `control` moves a side to each
+    /// time control when given: `movestogo` counts down to it, and each
+    /// side's clock gets `base` again when it reaches it.
+    pub fn play_game_on_clock(&mut self, base: i64, inc: i64, control: Option<u32>, plies: usize) {
         let mut moves: Vec<String> = Vec::new();
         let mut clock = [base, base];
         let mut pos = Chess::default();
@@ -327,14 +334,21 @@ impl Mpcmc {
             };
             self.send(&format!("position startpos moves {}", moves.join(" ")));
             let sent = Instant::now();
+            // Moves this side has made, and so left to its control.
+            let made = (ply / 2) as u32;
+            let to_go = control.map(|c| c - made % c);
+            let moves_to_go = to_go.map_or(String::new(), |n| format!(" movestogo {n}"));
             self.send(&format!(
-                "go wtime {} btime {} winc {inc} binc {inc}",
+                "go wtime {} btime {} winc {inc} binc {inc}{moves_to_go}",
                 clock[0], clock[1]
             ));
             let (mv, _) = self.bestmove(Duration::from_millis(clock[side].max(0) as u64 + 2000));
             clock[side] -= sent.elapsed().as_millis() as i64;
             assert!(clock[side] > 0, "lost on time at ply {ply}: {clock:?}");
             clock[side] += inc;
+            if to_go == Some(1) {
+                clock[side] += base;
+            }
             let m = assert_legal(&pos, &mv);
             pos.play_unchecked(m);
             moves.push(mv);
