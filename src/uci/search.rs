@@ -635,7 +635,8 @@ impl Search {
         let plan = self.timed_plan(start, time, settings);
         // A root search sent the game's clock decides its own time, as the
         // child playing alone: the move's deadline is then the cap, which
-        // only a stalled child reaches (the rounds keep to the hard limit).
+        // the children's own time rules stay under (the rounds keep to the
+        // hard limit).
         let root_keeps_clock = match &plan {
             // `Fortify` off: no root search runs.
             TimedPlan::Rounds(_, plan) => {
@@ -707,7 +708,8 @@ impl Search {
     }
 
     /// The evaluator's own move at the root, by plan (`rule`): under severe
-    /// time pressure, or with one worker on a game clock (also pondering:
+    /// time pressure, or with one worker on a game clock or a move time
+    /// (also pondering on a clock:
     /// the child ponders, and is told `ponderhit` when the GUI says it).
     async fn evaluator_only(
         &mut self,

@@ -48,7 +48,7 @@ pub struct MoveTime {
     pub hard: Duration,
     /// The most the move may take at all (`hard` is below it): the limit of
     /// a search that decides its own time on the game's clock, as a child
-    /// sent the clock does, which only a stall reaches.
+    /// sent the clock does, which the children's own time rules stay under.
     pub cap: Duration,
 }
 
