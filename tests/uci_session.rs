@@ -88,11 +88,17 @@ fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
 
 fn never_loses_on_time_at_ten_moves_in_one_second(child: ChildKind) {
     // Three controls of 10 moves in 1 s each side: `movestogo` reaches the
-    // child, which may spend most of what is left on a control's last move.
-    let mut e = Mpcmc::over(child, &["--move-overhead=30"]);
-    e.handshake();
-    e.play_game_on_clock(1000, 0, Some(10), 60);
-    assert!(e.quit().success());
+    // child, which may spend most of what is left on a control's last move;
+    // with two workers the rounds keep to the hard limit beside it.
+    for workers in [
+        &["--move-overhead=30"][..],
+        &["--move-overhead=30", "--threads=2", "--child-threads=1"],
+    ] {
+        let mut e = Mpcmc::over(child, workers);
+        e.handshake();
+        e.play_game_on_clock(1000, 0, Some(10), 60);
+        assert!(e.quit().success());
+    }
 }
 
 fn infinite_waits_for_stop_and_isready_is_answered_mid_search(child: ChildKind) {

@@ -180,9 +180,9 @@ enum Plan {
 #[derive(Debug, Clone, Copy)]
 enum Due {
     At(Instant),
-    /// This long after `ponderhit` (pondering, the clock is not ours
-    /// before).
-    AfterPonderhit(Duration),
+    /// The move's cap after `ponderhit` (pondering, the clock is not
+    /// ours before).
+    AfterPonderhit(MoveTime),
 }
 
 /// What one pass of [`Search::pass`] runs.
@@ -312,6 +312,9 @@ struct Search {
     nodes: u64,
     /// When the move must be made, once known.
     deadline: Option<Instant>,
+    /// The move's hard limit, once known: the built-in engine answering
+    /// for a failed child keeps to it (the deadline may be the later cap).
+    hard: Option<Instant>,
     /// Every round of this `go`, for the trace (kept only when
     /// `TraceFile` is set).
     rounds: Vec<trace::RoundTrace>,
@@ -341,6 +344,7 @@ impl Search {
             candidates,
             nodes: 0,
             deadline: None,
+            hard: None,
             rounds: Vec::new(),
             trace: None,
         }
@@ -391,7 +395,7 @@ impl Search {
             Plan::Timed(time) => self.timed(self.req.received, time, settings).await,
             Plan::Deepening => match self.ponders_alone(settings) {
                 Some((limit, time)) => {
-                    let due = Due::AfterPonderhit(time.cap);
+                    let due = Due::AfterPonderhit(time);
                     self.evaluator_only(limit, Rule::OneWorker, due, settings)
                         .await
                 }
@@ -651,6 +655,7 @@ impl Search {
                 time.hard
             };
         self.deadline = Some(deadline);
+        self.hard = Some(start + time.hard);
         match plan {
             TimedPlan::Rounds(lookahead, plan) => {
                 if lookahead != settings.lookahead {
@@ -727,7 +732,7 @@ impl Search {
         let showing = Arc::new(Mutex::new(true));
         let (mut deadline, after_ponderhit) = match due {
             Due::At(t) => (Some(t), None),
-            Due::AfterPonderhit(cap) => (None, Some(cap)),
+            Due::AfterPonderhit(time) => (None, Some(time)),
         };
         let query = Query {
             progress: Some(self.progress_lines(showing.clone())),
@@ -757,9 +762,12 @@ impl Search {
                 // The clock is ours from now: the child was told (the pool
                 // relays the token); the move is due at the cap.
                 _ = self.req.ponderhit.cancelled(), if deadline.is_none() && grace.is_none() => {
-                    let due = Instant::now() + after_ponderhit.unwrap_or_default();
-                    deadline = Some(due);
-                    self.deadline = Some(due);
+                    if let Some(time) = after_ponderhit {
+                        let hit = Instant::now();
+                        deadline = Some(hit + time.cap);
+                        self.deadline = deadline;
+                        self.hard = Some(hit + time.hard);
+                    }
                 }
             }
         };
@@ -821,7 +829,8 @@ impl Search {
     }
 
     /// The built-in engine's own search of the root, in this process, when
-    /// the children cannot answer (`why`): until the move's deadline; after a
+    /// the children cannot answer (`why`): until the move's hard limit (or
+    /// its deadline when that is earlier); after a
     /// `stop` (the GUI wants the move now) for [`FALLBACK_AFTER_STOP`];
     /// without a deadline, as the `go` line asks (until `stop` under
     /// `infinite`). Its first iteration always completes.
@@ -834,7 +843,8 @@ impl Search {
             // Already stopped: only the move time may end this search.
             stop = CancellationToken::new();
         } else if let Some(deadline) = self.deadline {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let by = self.hard.map_or(deadline, |hard| hard.min(deadline));
+            let left = by.saturating_duration_since(Instant::now());
             go.movetime = Some(left.as_millis().max(1) as u64);
         } else {
             go = self.req.go.clone();

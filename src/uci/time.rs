@@ -2,7 +2,7 @@
 //!
 //! The GUI measures our time including pipe latency, so `MoveOverhead` is kept
 //! back from every budget. With a clock, a move gets its share of what is left
-//! (`movestogo`, or about 30 moves in sudden death) plus most of the increment,
+//! (`movestogo`, or about 25 moves in sudden death) plus most of the increment,
 //! and never more than a safe fraction of the clock.
 
 use std::time::Duration;
@@ -61,20 +61,31 @@ const HARD_FACTOR: u64 = 3;
 /// the move's share of what is left (`movestogo`, or about
 /// [`DEFAULT_MOVES_TO_GO`] moves in sudden death) plus most of the
 /// increment; the hard limit is [`HARD_FACTOR`] times that, but never more
-/// than the cap: three times the move's share of the clock without the
-/// increment, at least a third of it and at most nine tenths (in sudden
-/// death a third; before a time control up to nine tenths). `movetime` is
-/// all three.
+/// than a third of the clock (nine tenths on the last move before a time
+/// control). The cap, for a search that decides its own time, is three
+/// times the move's share of the clock without the increment, at least a
+/// third of it and at most nine tenths (a third in sudden death; up to nine
+/// tenths near a time control). `movetime` is all three. `movestogo 0`
+/// (sent by some GUIs) is sudden death.
 pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
     let (soft, hard, cap) = match allowance(go, us, overhead)? {
         Allowance::MoveTime(ms) => (ms, ms, ms),
         Allowance::Clock { usable, inc } => {
-            let moves_to_go = go.movestogo.map_or(DEFAULT_MOVES_TO_GO, u64::from).max(1);
+            let moves_to_go = go
+                .movestogo
+                .filter(|&n| n > 0)
+                .map_or(DEFAULT_MOVES_TO_GO, u64::from);
             let share = usable / moves_to_go + inc * 3 / 4;
+            // The last move before a control may take most of what is left.
+            let most = if moves_to_go == 1 {
+                usable * 9 / 10
+            } else {
+                usable / 3
+            };
+            let hard = (share * HARD_FACTOR).min(most);
             // What a child sent this clock may take itself: a third of it
             // in sudden death, more as a time control nears.
             let cap = (usable * 3 / moves_to_go).clamp(usable / 3, usable * 9 / 10);
-            let hard = (share * HARD_FACTOR).min(cap);
             (share.min(hard), hard, cap)
         }
     };
@@ -232,12 +243,24 @@ mod tests {
         assert_eq!(cap(last), Some(ms(8955)));
         // Three times the share of a move when more than a third: a child
         // may take half of its clock at `movestogo 2` (the built-in engine
-        // does), about 60 % at 4 (Stockfish late in a game).
+        // does; the cap is nine tenths there), about 60 % at 4 (Stockfish
+        // late in a game). The hard limit stays at a third.
         let four = Go {
             movestogo: Some(4),
             ..clock.clone()
         };
-        assert_eq!(cap(four), Some(ms(7462)));
+        assert_eq!(cap(four.clone()), Some(ms(7462)));
+        let hard = move_time(&four, Color::White, ms(50)).map(|t| t.hard);
+        assert_eq!(hard, Some(ms(3316)));
+        // `movestogo 0` is sudden death.
+        let zero = Go {
+            movestogo: Some(0),
+            ..clock.clone()
+        };
+        assert_eq!(
+            move_time(&zero, Color::White, ms(50)),
+            move_time(&clock, Color::White, ms(50))
+        );
         let nine = Go {
             movestogo: Some(9),
             ..clock.clone()

@@ -320,6 +320,7 @@ impl Mpcmc {
     /// time control when given: `movestogo` counts down to it, and each
     /// side's clock gets `base` again when it reaches it.
     pub fn play_game_on_clock(&mut self, base: i64, inc: i64, control: Option<u32>, plies: usize) {
+        assert_ne!(control, Some(0), "a time control of no moves");
         let mut moves: Vec<String> = Vec::new();
         let mut clock = [base, base];
         let mut pos = Chess::default();

@@ -97,7 +97,8 @@ impl Limits {
             clock: time.map(|t| Clock {
                 time: ms(t).saturating_sub(overhead),
                 inc: inc.map_or(Duration::ZERO, ms),
-                movestogo: go.movestogo,
+                // `movestogo 0` (sent by some GUIs) is sudden death.
+                movestogo: go.movestogo.filter(|&n| n > 0),
             }),
             infinite: go.ends_when_told(),
             searchmoves: Vec::new(),
@@ -1080,5 +1081,24 @@ mod tests {
             "1 s from the start: depth {} nodes {} {last:?}",
             out.depth, out.nodes
         );
+    }
+
+    /// `movestogo` reaches the clock, except 0, which says nothing.
+    #[test]
+    fn movestogo_zero_is_sudden_death() {
+        let go = |movestogo| Go {
+            wtime: Some(10_000),
+            btime: Some(10_000),
+            movestogo,
+            ..Go::default()
+        };
+        let moves = |g: Go| {
+            Limits::from_go(&g, Color::White, Duration::ZERO)
+                .clock
+                .map(|c| c.movestogo)
+        };
+        assert_eq!(moves(go(Some(20))), Some(Some(20)));
+        assert_eq!(moves(go(Some(0))), Some(None));
+        assert_eq!(moves(go(None)), Some(None));
     }
 }
