@@ -22,7 +22,7 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use mpcmc_protocol::{
-    Bound, EngineLine, Go, GuiCommand, OptionSpec, OptionType, StartPosition, parse_engine_line,
+    Bound, EngineLine, GuiCommand, OptionSpec, OptionType, StartPosition, parse_engine_line,
 };
 
 use crate::{
@@ -408,10 +408,7 @@ impl Client {
             self.ucinewgame().await?;
         }
         self.position(query).await?;
-        let go = GuiCommand::Go(Go {
-            ponder: query.ponderhit.is_some(),
-            ..query.limit.go()
-        });
+        let go = GuiCommand::Go(query.go());
         let stall_after = stall_deadline(query.limit);
         let go_sent = Instant::now();
         self.send(&go, "starting a search").await?;

@@ -21,8 +21,6 @@ use std::{
 use shakmaty::Position;
 use tokio_util::sync::CancellationToken;
 
-use mpcmc_protocol::Go;
-
 use mpcmc_builtin::{self as builtin, Limits, StopOnDrop, TranspositionTable};
 
 use crate::{
@@ -129,11 +127,7 @@ impl InProcess {
             history.push(hash(&pos));
         }
         history.pop();
-        let go = Go {
-            ponder: query.ponderhit.is_some(),
-            ..query.limit.go()
-        };
-        let limits = Limits::from_go(&go, root.turn(), Duration::ZERO);
+        let limits = Limits::from_go(&query.go(), root.turn(), Duration::ZERO);
         let after_ponderhit = limits.after_ponderhit();
         // Set when this future ends, however it ends (also when dropped).
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 pub use budget::ChildLimit;
 pub use game::{Game, Terminal};
 pub use lookahead::{Candidate, Decision, Failure, Lookahead, Rule, Settings, decide};
+use mpcmc_protocol::Go;
 pub use mpcmc_protocol::game;
 pub use score::Value;
 
@@ -89,6 +90,15 @@ impl Query {
     /// lookahead call.
     pub fn is_root(&self) -> bool {
         self.role == Role::Evaluator && self.line.is_empty()
+    }
+
+    /// The `go` a child is sent for this search: the limit's, pondering
+    /// when the query ponders.
+    pub fn go(&self) -> Go {
+        Go {
+            ponder: self.ponderhit.is_some(),
+            ..self.limit.go()
+        }
     }
 
     /// The position the child searches.

@@ -243,8 +243,8 @@ mod tests {
         assert_eq!(cap(last), Some(ms(8955)));
         // Three times the share of a move when more than a third: a child
         // may take half of its clock at `movestogo 2` (the built-in engine
-        // does; the cap is nine tenths there), about 60 % at 4 (Stockfish
-        // late in a game). The hard limit stays at a third.
+        // does; the cap is nine tenths there), and Stockfish's own maximum
+        // grows too as a control nears. The hard limit stays at a third.
         let four = Go {
             movestogo: Some(4),
             ..clock.clone()
