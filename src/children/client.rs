@@ -484,7 +484,7 @@ impl Client {
                     self.searching = false;
                     return Err(SearchError::Cancelled);
                 }
-                EngineLine::BestMove { best, .. } => {
+                EngineLine::BestMove { best, ponder } => {
                     self.searching = false;
                     let search_time = go_sent.elapsed();
                     let pos = query.position();
@@ -492,7 +492,7 @@ impl Client {
                     return Ok(Report {
                         best,
                         score: exact.or(bounded),
-                        pv: legal_prefix(&pos, &pv),
+                        pv: bestmove_line(&pos, best, &pv, ponder),
                         depth,
                         nodes,
                         search_time,
@@ -684,6 +684,28 @@ fn die_with_parent(command: &mut Command) {
 fn die_with_parent(_: &mut Command) {}
 
 /// The longest prefix of `pv` that is legal from `pos`.
+/// The line of a `bestmove`: the child's last `pv` when it starts with
+/// `best` (its legal prefix), else `best` alone; when that is one move, the
+/// `bestmove`'s legal `ponder` move follows it. Stockfish's last `pv`
+/// after a `stop` or a `ponderhit` is often its move alone, with the
+/// reply it expects only in `bestmove … ponder` (from its hash).
+fn bestmove_line(pos: &Chess, best: Move, pv: &[UciMove], ponder: Option<UciMove>) -> Vec<Move> {
+    let mut line = legal_prefix(pos, pv);
+    if line.first() != Some(&best) {
+        line = vec![best];
+    }
+    if line.len() == 1
+        && let Some(ponder) = ponder
+    {
+        let mut after = pos.clone();
+        after.play_unchecked(best);
+        if let Ok(reply) = ponder.to_move(&after) {
+            line.push(reply);
+        }
+    }
+    line
+}
+
 fn legal_prefix(pos: &Chess, pv: &[UciMove]) -> Vec<Move> {
     let mut pos = pos.clone();
     let mut line = Vec::with_capacity(pv.len());

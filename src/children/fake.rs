@@ -13,6 +13,8 @@
 //! - `--illegal-bestmove`: answer `bestmove a1a1`;
 //! - `--none-bestmove`: answer `bestmove (none)`;
 //! - `--move=<uci>`: the move to answer (default `e2e4`);
+//! - `--ponder=<uci>`: answer `bestmove <move> ponder <uci>` (the `pv`
+//!   stays the move alone);
 //! - `--mate=<n>`: report `score mate <n>` (default `score cp 10`).
 //!
 //! As any UCI engine, it answers `go ponder` only after `ponderhit` or
@@ -41,6 +43,7 @@ pub struct Fake {
     illegal_bestmove: bool,
     none_bestmove: bool,
     best: Option<String>,
+    ponder: Option<String>,
     mate: Option<i32>,
 }
 
@@ -87,6 +90,8 @@ impl Fake {
                 _ => {
                     if let Some(m) = arg.strip_prefix("--move=") {
                         fake.best = Some(m.to_owned());
+                    } else if let Some(m) = arg.strip_prefix("--ponder=") {
+                        fake.ponder = Some(m.to_owned());
                     } else if let Some(n) = arg.strip_prefix("--mate=") {
                         fake.mate = Some(n.parse().expect("fake engine: --mate=<n>"));
                     } else {
@@ -118,7 +123,10 @@ impl Fake {
                 .map_or_else(|| "cp 10".to_owned(), |n| format!("mate {n}"));
             lines.push(format!("info depth 1 score {score} nodes 1 pv {best}"));
         }
-        lines.push(format!("bestmove {best}"));
+        match &self.ponder {
+            Some(ponder) => lines.push(format!("bestmove {best} ponder {ponder}")),
+            None => lines.push(format!("bestmove {best}")),
+        }
         lines
     }
 

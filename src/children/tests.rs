@@ -431,6 +431,28 @@ async fn garbage_lines_are_skipped() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_bestmoves_ponder_move_completes_a_line_of_one_move() {
+    async fn line_of(flags: &str) -> String {
+        let heard = Heard::default();
+        let mut client = client(flags, "ponder", &heard).await;
+        let q = startpos_query(ChildLimit::Nodes(100));
+        let report = report_of(client.search(&q, &CancellationToken::new()).await);
+        client.quit(Duration::from_millis(100)).await;
+        report
+            .pv
+            .iter()
+            .map(|&m| uci(m))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+    // The `pv` was `e2e4` alone, as Stockfish's last line after a stop often is.
+    assert_eq!(line_of("--ponder=e7e5").await, "e2e4 e7e5");
+    // An illegal ponder move is left out; no ponder move, no second move.
+    assert_eq!(line_of("--ponder=e2e4").await, "e2e4");
+    assert_eq!(line_of("").await, "e2e4");
+}
+
+#[tokio::test(start_paused = true)]
 async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
     // From the start position, with hash clearing and options.
     let heard = Heard::default();
