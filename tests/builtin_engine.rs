@@ -59,6 +59,14 @@ fn infinite_stop_and_isready_mid_search() {
 }
 
 #[test]
+fn a_new_go_replaces_a_search_never_told_to_end() {
+    let mut e = Mpcmc::builtin(&[]);
+    e.handshake();
+    e.a_new_go_replaces_a_search_never_told_to_end();
+    assert!(e.quit().success());
+}
+
+#[test]
 fn every_go_limit_and_finished_roots() {
     let mut e = Mpcmc::builtin(&[]);
     e.handshake();

@@ -108,6 +108,13 @@ fn infinite_waits_for_stop_and_isready_is_answered_mid_search(child: ChildKind) 
     assert!(e.quit().success());
 }
 
+fn a_new_go_replaces_a_search_never_told_to_end(child: ChildKind) {
+    let mut e = Mpcmc::over(child, &[]);
+    e.handshake();
+    e.a_new_go_replaces_a_search_never_told_to_end();
+    assert!(e.quit().success());
+}
+
 /// The depths of the `info depth` lines among `lines`, in order.
 fn info_depths(lines: &[String]) -> Vec<u32> {
     lines
@@ -694,6 +701,7 @@ over_each_child!(
     never_loses_on_time_at_one_second_plus_ten_ms,
     never_loses_on_time_at_ten_moves_in_one_second,
     infinite_waits_for_stop_and_isready_is_answered_mid_search,
+    a_new_go_replaces_a_search_never_told_to_end,
     ponder_answers_after_ponderhit,
     ponderhit_continues_the_rounds,
     finished_root_answers_none,

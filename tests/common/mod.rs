@@ -395,6 +395,32 @@ impl Mpcmc {
     }
 }
 
+impl Mpcmc {
+    /// A `go` that comes while `go ponder` or `go infinite` runs, with no
+    /// `stop` or `ponderhit` before it (python-chess does this after a
+    /// `play(…, ponder=True)`): the old search ends with no `bestmove`, the
+    /// new `go` gets its own, one.
+    pub fn a_new_go_replaces_a_search_never_told_to_end(&mut self) {
+        for first in ["go ponder wtime 30000 btime 30000", "go infinite"] {
+            self.send("position startpos moves e2e4 e7e5");
+            self.send(first);
+            self.silent("bestmove", Duration::from_millis(500));
+            // Black to move: the old search's move (White's) is illegal here.
+            self.send("position startpos moves e2e4 e7e5 g1f3");
+            self.send("go movetime 300");
+            let (mv, lines) = self.bestmove(5 * SECOND);
+            assert_legal(&position(None, &["e2e4", "e7e5", "g1f3"]), &mv);
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with("info string go with a search running")),
+                "{first}: {lines:?}"
+            );
+            self.silent("bestmove", SECOND);
+        }
+    }
+}
+
 /// Plays `plies` of our moves from the start position (the opponent's reply
 /// the first legal move), each under `go`, asserting each move legal and
 /// answered within `within`; returns the transcript's last lines.

@@ -4,7 +4,11 @@
 //! flushing each (`writeln!`, never `println!`, which panics when the GUI has
 //! closed the pipe). Everything else holds a cheap [`Output`] handle.
 
-use std::{io::Write, sync::mpsc, thread};
+use std::{
+    io::Write,
+    sync::{Arc, Mutex, mpsc},
+    thread,
+};
 
 use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
 
@@ -31,6 +35,25 @@ impl Writer {
 #[derive(Clone)]
 pub struct Output {
     lines: mpsc::Sender<String>,
+    /// Set on a handle from [`Output::gated`]: once its gate is shut, the
+    /// handle's lines are dropped.
+    gate: Option<Gate>,
+}
+
+/// Shuts the lines of the handles an [`Output::gated`] made.
+#[derive(Clone, Default)]
+pub struct Gate(Arc<Mutex<bool>>);
+
+impl Gate {
+    /// From now on, the gated handles send nothing: a line being sent
+    /// goes out before this returns, none after.
+    pub fn shut(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    }
+
+    pub fn is_shut(&self) -> bool {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Output {
@@ -55,14 +78,37 @@ impl Output {
                     }
                 }
             })?;
-        Ok((Output { lines }, Writer { finished }))
+        Ok((Output { lines, gate: None }, Writer { finished }))
+    }
+
+    /// A handle to the same writer whose lines stop when the returned gate
+    /// is shut (a search the GUI replaced without ending it).
+    pub fn gated(&self) -> (Output, Gate) {
+        let gate = Gate::default();
+        let out = Output {
+            lines: self.lines.clone(),
+            gate: Some(gate.clone()),
+        };
+        (out, gate)
     }
 
     /// Sends one line. Control characters in it (a NUL or an ESC echoed from
     /// bad input, a stray newline) are escaped, so a GUI always reads exactly
-    /// one printable line.
+    /// one printable line. Nothing, through a handle whose gate is shut.
     pub fn send(&self, line: &EngineLine) {
-        let _ = self.lines.send(printable(line.to_string()));
+        let line = printable(line.to_string());
+        match &self.gate {
+            None => {
+                let _ = self.lines.send(line);
+            }
+            // Under the gate's lock, so that no line follows its shutting.
+            Some(Gate(shut)) => {
+                let shut = shut.lock().unwrap_or_else(|e| e.into_inner());
+                if !*shut {
+                    let _ = self.lines.send(line);
+                }
+            }
+        }
     }
 
     /// Sends an `info` line.
@@ -165,5 +211,23 @@ mod tests {
             text,
             "info string bad \\u{0} \\u{1b}[31m red\\r\\nbestmove a2a3 \\t é\nbestmove e2e4\n"
         );
+    }
+
+    #[test]
+    fn a_shut_gate_stops_its_handles_lines_only() {
+        let sink = Shared::default();
+        let (out, writer) = Output::start(sink.clone()).expect("writer");
+        let (gated, gate) = out.gated();
+        let copy = gated.clone();
+        gated.info_string("one");
+        gate.shut();
+        assert!(gate.is_shut());
+        gated.info_string("two");
+        copy.info_string("three");
+        out.info_string("four");
+        drop((out, gated, copy));
+        assert!(writer.wait(std::time::Duration::from_secs(5)));
+        let text = String::from_utf8(sink.0.lock().expect("sink").clone()).expect("utf-8");
+        assert_eq!(text, "info string one\ninfo string four\n");
     }
 }

@@ -8,7 +8,9 @@
 //! `ucinewgame` and `isready` with no search running is a [`Searcher`]: the
 //! built-in engine alone (`mpcmc engine`) or the meta-engine (`mpcmc`). A
 //! search runs as its own task, so `isready` is answered at once even mid-search, and every
-//! `go` gets exactly one `bestmove`, even when its task dies. A bad command
+//! `go` gets exactly one `bestmove`, even when its task dies (but for a `go
+//! ponder` or `go infinite` that a new `go` replaced before `stop` or
+//! `ponderhit`: see [`Running::replaced`]). A bad command
 //! is answered with `info string` and the session carries on.
 
 use std::{
@@ -24,8 +26,10 @@ use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    EngineLine, Go, GuiCommand, OptionSpec, ParseError, Parsed, StartPosition, game::Game,
-    output::Output, parse_gui_line,
+    EngineLine, Go, GuiCommand, OptionSpec, ParseError, Parsed, StartPosition,
+    game::Game,
+    output::{Gate, Output},
+    parse_gui_line,
 };
 
 /// What the reader thread hands the coordinator.
@@ -119,6 +123,25 @@ struct Running {
     task: JoinHandle<()>,
     /// The game searched, for the one `bestmove` should the task die.
     game: Arc<Game>,
+    /// Shuts the search's lines (see [`Running::replaced`]).
+    gate: Gate,
+}
+
+impl Running {
+    /// A `go` came while this search waits to be told to end (`go
+    /// infinite`, or `go ponder` before `ponderhit`) and was not: UCI lets
+    /// it write `bestmove` only after `stop` or `ponderhit`, and the GUI
+    /// waits for the new `go`'s. So it ends with no line more. python-chess
+    /// does this: a `play(…, ponder=True)` whose board was then played on
+    /// counts the next command as a ponder hit, and sends no `stop`.
+    fn replaced(&self) -> bool {
+        let told = self.stop.is_cancelled() || self.ponderhit.is_cancelled();
+        if self.until_told && !told {
+            self.gate.shut();
+            return true;
+        }
+        false
+    }
 }
 
 /// How long `quit` (or a new `go`) waits for a search to write its
@@ -226,6 +249,12 @@ impl<S: Searcher> Session<S> {
             }
             GuiCommand::Position { start, moves } => self.set_position(start, &moves),
             GuiCommand::Go(go) => {
+                if self.search.as_ref().is_some_and(Running::replaced) {
+                    self.out.info_string(
+                        "go with a search running that was not told to end (stop or ponderhit): \
+                         it ends without a bestmove",
+                    );
+                }
                 self.finish_search().await;
                 if !self.positioned {
                     self.out
@@ -233,10 +262,11 @@ impl<S: Searcher> Session<S> {
                 }
                 let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
                 let until_told = go.ends_when_told();
+                let (out, gate) = self.out.gated();
                 let task = self.searcher.go(GoRequest {
                     go,
                     game: self.game.clone(),
-                    out: self.out.clone(),
+                    out,
                     received: read,
                     stop: stop.clone(),
                     ponderhit: ponderhit.clone(),
@@ -248,6 +278,7 @@ impl<S: Searcher> Session<S> {
                     ponderhit,
                     task,
                     game: self.game.clone(),
+                    gate,
                 });
             }
             GuiCommand::Stop => {
@@ -314,7 +345,9 @@ impl<S: Searcher> Session<S> {
     /// resort.
     fn search_ended(&mut self, joined: Result<(), tokio::task::JoinError>) {
         let Some(s) = self.search.take() else { return };
-        if let Err(e) = joined {
+        if let Err(e) = joined
+            && !s.gate.is_shut()
+        {
             tracing::error!("search task failed: {e}");
             self.out.info_string(format!("search failed: {e}"));
             let pos = s.game.position();
