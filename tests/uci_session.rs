@@ -558,48 +558,52 @@ fn multipv_shows_the_best_root_moves(child: ChildKind) {
     let mut e = Mpcmc::over(child, &[]);
     e.handshake();
     e.send("setoption name MultiPV value 3");
-    e.send("position startpos moves e2e4");
-    e.send("go depth 3");
-    let (mv, lines) = e.bestmove(20 * SECOND);
-    let infos: Vec<&String> = lines
-        .iter()
-        .filter(|l| l.starts_with("info depth"))
-        .collect();
-    assert!(infos.len() >= 3, "{lines:?}");
-    let last = &infos[infos.len() - 3..];
-    let field = |l: &str, name: &str| -> String {
-        let words: Vec<&str> = l.split_whitespace().collect();
-        let at = words.iter().position(|w| *w == name).expect(name);
-        words[at + 1..].join(" ")
-    };
-    let mut firsts = Vec::new();
-    for (k, l) in last.iter().enumerate() {
+    // Under a move time with one worker too (the evaluator alone would
+    // value one move).
+    for go in ["go depth 3", "go movetime 2000"] {
+        e.send("position startpos moves e2e4");
+        e.send(go);
+        let (mv, lines) = e.bestmove(20 * SECOND);
+        let infos: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.starts_with("info depth"))
+            .collect();
+        assert!(infos.len() >= 3, "{lines:?}");
+        let last = &infos[infos.len() - 3..];
+        let field = |l: &str, name: &str| -> String {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == name).expect(name);
+            words[at + 1..].join(" ")
+        };
+        let mut firsts = Vec::new();
+        for (k, l) in last.iter().enumerate() {
+            assert!(
+                field(l, "multipv").starts_with(&format!("{} ", k + 1)),
+                "{l}"
+            );
+            assert!(l.contains(" score "), "{l}");
+            let pv = field(l, "pv");
+            let first = pv.split(' ').next().expect("a pv").to_owned();
+            assert_legal(&position(None, &["e2e4"]), &first);
+            firsts.push(first);
+        }
+        assert_eq!(firsts[0], mv, "{last:?}");
         assert!(
-            field(l, "multipv").starts_with(&format!("{} ", k + 1)),
-            "{l}"
+            firsts[1] != firsts[2] && !firsts[1..].contains(&mv),
+            "{firsts:?}"
         );
-        assert!(l.contains(" score "), "{l}");
-        let pv = field(l, "pv");
-        let first = pv.split(' ').next().expect("a pv").to_owned();
-        assert_legal(&position(None, &["e2e4"]), &first);
-        firsts.push(first);
-    }
-    assert_eq!(firsts[0], mv, "{last:?}");
-    assert!(
-        firsts[1] != firsts[2] && !firsts[1..].contains(&mv),
-        "{firsts:?}"
-    );
-    let cp = |l: &str| {
-        let score = field(l, "score");
-        score
-            .strip_prefix("cp ")?
-            .split(' ')
-            .next()?
-            .parse::<i32>()
-            .ok()
-    };
-    if let (Some(second), Some(third)) = (cp(last[1]), cp(last[2])) {
-        assert!(second >= third, "{last:?}");
+        let cp = |l: &str| {
+            let score = field(l, "score");
+            score
+                .strip_prefix("cp ")?
+                .split(' ')
+                .next()?
+                .parse::<i32>()
+                .ok()
+        };
+        if let (Some(second), Some(third)) = (cp(last[1]), cp(last[2])) {
+            assert!(second >= third, "{last:?}");
+        }
     }
     assert!(e.quit().success());
 }

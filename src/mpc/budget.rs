@@ -233,6 +233,9 @@ pub struct TimedBudget {
     /// move overhead), `None` under `movetime`: the root search then keeps
     /// it and decides its own time, as the child playing alone would.
     pub clock: Option<ChildLimit>,
+    /// Root moves to show valued (`MultiPV`): more than one keeps the
+    /// rounds with one worker, since the root search alone values one.
+    pub lines: u32,
 }
 
 /// Plans a decision on a clock. With two or more workers the root search
@@ -243,7 +246,8 @@ pub struct TimedBudget {
 /// rounds run ([`EvaluatorOnly::OneWorker`]): over the built-in engine at
 /// 10+0.1 that scored +7.0 ± 34.5 Elo against the child at equal cores,
 /// rounds after a root search on [`ROOT_SHARE`] of the clock −57.9 ± 33.7
-/// (200 games each; `Fortify` off and `go searchmoves` keep the rounds);
+/// (200 games each; `Fortify` off, `go searchmoves` and `MultiPV` keep the
+/// rounds);
 /// under `movetime` (about 45 ms a move) +90.6 ± 39.6 against the root
 /// search on 72 % of the time with rounds after it (200 games).
 /// With one worker under `go searchmoves` the root search runs first, on
@@ -263,7 +267,7 @@ pub fn plan_timed(
     let threads = budget.threads.max(1);
     // Under `go searchmoves` (fewer moves than the legal ones) the rounds
     // keep to the moves allowed; the root search alone would not.
-    let alone = threads < 2 && settings.fortify && moves >= branching;
+    let alone = threads < 2 && settings.fortify && moves >= branching && budget.lines <= 1;
     if alone {
         // The game's clock, or the move time less a call's cost.
         let limit = budget.clock.unwrap_or(ChildLimit::MoveTime(
@@ -335,6 +339,7 @@ mod tests {
             speed,
             call_cost: Duration::from_millis(cost_ms),
             clock: None,
+            lines: 1,
         }
     }
 
@@ -431,6 +436,16 @@ mod tests {
         };
         assert!(matches!(
             plan_timed(searchmoves, 5, 20, Settings::new(Lookahead::One)),
+            TimedPlan::Rounds(..)
+        ));
+        // With `MultiPV` the rounds value every move.
+        let multi_pv = TimedBudget {
+            clock: Some(clock),
+            lines: 3,
+            ..budget(1000, 1, 1_000_000, 0)
+        };
+        assert!(matches!(
+            plan_timed(multi_pv, 20, 20, Settings::new(Lookahead::One)),
             TimedPlan::Rounds(..)
         ));
         // Short of time for one-step, half-step fits; then nothing does.

@@ -624,6 +624,7 @@ impl Search {
             speed: pool.speed().unwrap_or(INITIAL_SPEED),
             call_cost: pool.call_cost(),
             clock: child_clock(&self.req.go, us, self.overhead()),
+            lines: self.req.options.multi_pv,
         };
         plan_timed(budget, self.candidates.len(), self.branching(), settings)
     }

@@ -67,8 +67,6 @@ try:
     # sends `go ponder` on the predicted reply, then `ponderhit` when the
     # game goes on with it (here it does), else `stop`; every move stays
     # legal and in time.
-    # Last: a command after a ponder left running once got the ponder's
-    # final lines (a known gap, under investigation).
     engine.configure({"ChildNodes": 0})
     game = board.copy()
     for _ in range(3):
@@ -80,6 +78,22 @@ try:
         reply = result.ponder if result.ponder in game.legal_moves else next(iter(game.legal_moves))
         game.push(reply)
         time.sleep(0.3)
+    assert engine.ping() is None
+
+    # After a play without pondering, python-chess counts the next command
+    # after a pondering play as a ponder hit once the board it was given is
+    # played on, and sends no `stop`: here the analysis's `go` comes with the
+    # ponder running. The ponder ends with no line more (no `bestmove` the
+    # analysis would take for its own); the analysis gets its three lines.
+    result = engine.play(game, chess.engine.Limit(white_clock=3, black_clock=3))
+    game.push(result.move)
+    game.push(next(iter(game.legal_moves)))
+    result = engine.play(game, chess.engine.Limit(white_clock=3, black_clock=3), ponder=True)
+    assert result.ponder is not None, "no move to ponder on"
+    game.push(result.move)
+    game.push(result.ponder)
+    infos = engine.analyse(board, chess.engine.Limit(time=1), multipv=3)
+    assert len(infos) == 3 and all(info["pv"][0] in board.legal_moves for info in infos), infos
     assert engine.ping() is None
 
     print("python-chess client: ok")
