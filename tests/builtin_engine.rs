@@ -94,13 +94,19 @@ fn every_go_limit_and_finished_roots() {
     e.send("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
     e.send("go movetime 100");
     assert_eq!(e.bestmove(5 * SECOND).0, "(none)");
-    // Ponder: no answer before ponderhit.
-    e.send("position startpos moves e2e4");
-    e.send("go ponder wtime 3000 btime 3000");
-    e.silent("bestmove", Duration::from_millis(300));
-    e.send("ponderhit");
-    let (mv, _) = e.bestmove(5 * SECOND);
-    assert_legal(&position(None, &["e2e4"]), &mv);
+    // Ponder: no answer before ponderhit. The time pondered counts as the
+    // move's: past half its budget (2 s on this clock), the move comes at
+    // ponderhit; without a clock, too.
+    for go in ["go ponder wtime 60000 btime 60000", "go ponder"] {
+        e.send("position startpos moves e2e4");
+        e.send(go);
+        e.silent("bestmove", Duration::from_millis(1200));
+        let hit = Instant::now();
+        e.send("ponderhit");
+        let (mv, _) = e.bestmove(5 * SECOND);
+        assert!(hit.elapsed() < SECOND, "{go}: {:?}", hit.elapsed());
+        assert_legal(&position(None, &["e2e4"]), &mv);
+    }
     assert!(e.quit().success());
 }
 

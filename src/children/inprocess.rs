@@ -128,7 +128,8 @@ impl InProcess {
         }
         history.pop();
         let limits = Limits::from_go(&query.go(), root.turn(), Duration::ZERO);
-        let after_ponderhit = limits.after_ponderhit();
+        // Pondering, the clock that starts at `ponderhit`.
+        let ponder_clock = limits.clock;
         // Set when this future ends, however it ends (also when dropped).
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let (engine, flag, clear) = (self.engine.clone(), stop.0.clone(), self.clear_hash);
@@ -181,8 +182,9 @@ impl InProcess {
             })
         };
         let mut stopped = false;
-        // Pondering, `ponderhit` starts the clock: the search then stops at
-        // the engine's own limit for a move, as `mpcmc engine` pondering.
+        // Pondering, `ponderhit` starts the clock: the search then stops by
+        // the engine's own rule for a pondered move, as `mpcmc engine`
+        // pondering ([`builtin::Clock::after_ponderhit`]).
         let hit = query.ponderhit.clone().unwrap_or_default();
         let mut pondering = query.ponderhit.is_some();
         let mut clock: Option<Instant> = None;
@@ -199,8 +201,8 @@ impl InProcess {
                 }
                 _ = hit.cancelled(), if pondering => {
                     pondering = false;
-                    match after_ponderhit {
-                        Some(t) => clock = Some(Instant::now() + t),
+                    match ponder_clock {
+                        Some(c) => clock = Some(Instant::now() + c.after_ponderhit(started.elapsed())),
                         None => stop.0.store(true, Ordering::Relaxed),
                     }
                 }
@@ -422,8 +424,9 @@ mod tests {
         assert!(shared_table(&config, 2).is_none());
     }
 
-    /// A pondering search goes on until `ponderhit`, then stops at the
-    /// engine's own limit for a move on its clock, not stopped.
+    /// A pondering search goes on until `ponderhit`, then stops by the
+    /// engine's own rule for a pondered move (not stopped): at the move's
+    /// budget from `go`, or at once when it pondered past half of that.
     #[tokio::test]
     async fn a_pondering_search_runs_until_ponderhit_then_on_the_clock() {
         let config = ChildConfig {
@@ -431,6 +434,7 @@ mod tests {
             ..ChildConfig::new(BUILTIN)
         };
         let mut child = InProcess::new(&config, "test".into(), None);
+        const MS: Duration = Duration::from_millis(1);
         let second = Duration::from_secs(1);
         let clock = ChildLimit::Clock {
             wtime: 30 * second,
@@ -439,32 +443,34 @@ mod tests {
             binc: Duration::ZERO,
             movestogo: None,
         };
-        let hit = CancellationToken::new();
-        let query = Query {
-            ponderhit: Some(hit.clone()),
-            ..Query::root(Arc::new(Game::default()), clock)
-        };
-        let ponder = Duration::from_millis(300);
-        let started = Instant::now();
-        let trigger = tokio::spawn(async move {
-            tokio::time::sleep(ponder).await;
-            hit.cancel();
-        });
-        let cancel = CancellationToken::new();
-        let report = child.search(&query, &cancel).await.expect("search");
-        let took = started.elapsed();
-        trigger.await.expect("trigger");
-        assert!(!report.stopped, "{report:?}");
-        // Pondering, it waited for `ponderhit`, then searched on for its
-        // move budget on the clock (about a second), as it would alone.
         let budget = Limits::from_go(&clock.go(), Color::White, Duration::ZERO)
-            .after_ponderhit()
-            .expect("a clock");
-        let slack = Duration::from_millis(50);
-        assert!(
-            took + slack >= ponder + budget && took < ponder + budget + second,
-            "{took:?}, budget {budget:?}"
-        );
+            .clock
+            .expect("a clock")
+            .move_budget();
+        // About a second on this clock.
+        assert!(budget > 900 * MS && budget < second, "{budget:?}");
+        let slack = 100 * MS;
+        for (ponder, answer_at) in [(300 * MS, budget), (700 * MS, 700 * MS)] {
+            let hit = CancellationToken::new();
+            let query = Query {
+                ponderhit: Some(hit.clone()),
+                ..Query::root(Arc::new(Game::default()), clock)
+            };
+            let started = Instant::now();
+            let trigger = tokio::spawn(async move {
+                tokio::time::sleep(ponder).await;
+                hit.cancel();
+            });
+            let cancel = CancellationToken::new();
+            let report = child.search(&query, &cancel).await.expect("search");
+            let took = started.elapsed();
+            trigger.await.expect("trigger");
+            assert!(!report.stopped, "{report:?}");
+            assert!(
+                took + slack / 2 >= answer_at && took < answer_at + slack,
+                "pondered {ponder:?}: took {took:?}, budget {budget:?}"
+            );
+        }
     }
 
     /// `Threads` reaches the engine (`ChildThreads` for built-in children);

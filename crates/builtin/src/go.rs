@@ -62,7 +62,8 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = stop.0.clone();
     let mut limits = Limits::from_go(&req.go, pos.turn(), req.overhead);
-    let after_ponderhit = limits.after_ponderhit();
+    // Pondering, the clock that starts at `ponderhit`.
+    let ponder_clock = limits.clock;
     for uci in &req.go.searchmoves {
         match uci.to_move(&pos) {
             Ok(m) => limits.searchmoves.push(m),
@@ -139,8 +140,10 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
             _ = req.ponderhit.cancelled(), if req.go.ponder && !released => {
                 released = true;
                 // The clock starts now; the search, under way since `go
-                // ponder`, stops at the engine's own limit for a move.
-                clock = after_ponderhit.map(|t| Instant::now() + t);
+                // ponder`, stops by the engine's rule for a pondered move
+                // (without a clock, now).
+                let now = Instant::now();
+                clock = Some(ponder_clock.map_or(now, |c| now + c.after_ponderhit(started.elapsed())));
             }
             _ = tokio::time::sleep_until(clock.unwrap_or(far).into()), if clock.is_some() => {
                 flag.store(true, Ordering::Relaxed);

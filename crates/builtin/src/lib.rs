@@ -106,16 +106,6 @@ impl Limits {
     }
 }
 
-impl Limits {
-    /// How long a pondering search (`go ponder`, searching until told) goes
-    /// on after `ponderhit`: the most a move may take on its clock
-    /// ([`Clock::move_budget`]), the clock starting then. `None` without a
-    /// clock: it stops at `ponderhit`.
-    pub fn after_ponderhit(&self) -> Option<Duration> {
-        self.clock.map(|c| c.move_budget())
-    }
-}
-
 /// The side to move's clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Clock {
@@ -129,6 +119,21 @@ impl Clock {
     /// (a search starts no iteration past half of it).
     pub fn move_budget(&self) -> Duration {
         clock_budget(self.time, self.inc, self.movestogo)
+    }
+
+    /// How long a pondering search (`go ponder`, searching until told) goes
+    /// on after `ponderhit`, `pondered` after its `go`. The time pondered
+    /// counts as the move's, as Stockfish counts it: the search ends at the
+    /// move's budget from `go` ([`Clock::move_budget`]), and at once when it
+    /// pondered past half of that, where a search on the clock starts no
+    /// new iteration.
+    pub fn after_ponderhit(&self, pondered: Duration) -> Duration {
+        let budget = self.move_budget();
+        if pondered >= budget / 2 {
+            Duration::ZERO
+        } else {
+            budget - pondered
+        }
     }
 }
 
