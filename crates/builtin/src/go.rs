@@ -62,8 +62,6 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = stop.0.clone();
     let mut limits = Limits::from_go(&req.go, pos.turn(), req.overhead);
-    // Pondering, the clock that starts at `ponderhit`.
-    let ponder_clock = limits.clock;
     for uci in &req.go.searchmoves {
         match uci.to_move(&pos) {
             Ok(m) => limits.searchmoves.push(m),
@@ -82,6 +80,8 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
         flag.clone(),
         pos.clone(),
     );
+    // Pondering, what ends the search after `ponderhit`.
+    let ponder_limits = req.go.ponder.then(|| limits.clone());
     let (hash_mb, threads, clear) = (req.hash_mb, req.threads, req.clear.clone());
     let started = Instant::now();
     let mut search = tokio::task::spawn_blocking(move || {
@@ -140,10 +140,12 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
             _ = req.ponderhit.cancelled(), if req.go.ponder && !released => {
                 released = true;
                 // The clock starts now; the search, under way since `go
-                // ponder`, stops by the engine's rule for a pondered move
-                // (without a clock, now).
+                // ponder`, stops by the engine's rule for a pondered move.
                 let now = Instant::now();
-                clock = Some(ponder_clock.map_or(now, |c| now + c.after_ponderhit(started.elapsed())));
+                clock = ponder_limits
+                    .as_ref()
+                    .and_then(|l| l.after_ponderhit(&pos, started.elapsed()))
+                    .map(|t| now + t);
             }
             _ = tokio::time::sleep_until(clock.unwrap_or(far).into()), if clock.is_some() => {
                 flag.store(true, Ordering::Relaxed);

@@ -104,6 +104,39 @@ impl Limits {
             searchmoves: Vec::new(),
         }
     }
+
+    /// The moves searched at `root`: its legal moves, those of
+    /// `searchmoves` when any of them is legal.
+    pub fn root_moves(&self, root: &Chess) -> MoveList {
+        let mut moves = root.legal_moves();
+        if self.searchmoves.iter().any(|m| moves.contains(m)) {
+            moves.retain(|m| self.searchmoves.contains(m));
+        }
+        moves
+    }
+
+    /// When a pondering search (`go ponder`, searching until told) of
+    /// `root` ends after `ponderhit`, `pondered` after its `go`: `Some(d)`,
+    /// `d` after `ponderhit`; `None`, at its own depth or node limit. The
+    /// time pondered counts as the move's, as Stockfish counts it: on a
+    /// clock ([`Clock::after_ponderhit`]) and under `movetime` (what is
+    /// left of it). A forced move, and a `go ponder` of no limit, end at
+    /// once.
+    pub fn after_ponderhit(&self, root: &Chess, pondered: Duration) -> Option<Duration> {
+        let clock = self.clock.map(|c| c.after_ponderhit(pondered));
+        let movetime = self.movetime.map(|t| t.saturating_sub(pondered));
+        let timed = match (clock, movetime) {
+            (Some(c), Some(t)) => Some(c.min(t)),
+            (c, t) => c.or(t),
+        };
+        if self.root_moves(root).len() <= 1 {
+            Some(Duration::ZERO)
+        } else if timed.is_some() || self.nodes.is_some() || self.depth.is_some() {
+            timed
+        } else {
+            Some(Duration::ZERO)
+        }
+    }
 }
 
 /// The side to move's clock.
@@ -279,10 +312,7 @@ impl Engine {
         on_progress: &mut dyn FnMut(&Progress),
     ) -> Outcome {
         let started = Instant::now();
-        let mut root_moves = root.legal_moves();
-        if limits.searchmoves.iter().any(|m| root_moves.contains(m)) {
-            root_moves.retain(|m| limits.searchmoves.contains(m));
-        }
+        let root_moves = limits.root_moves(root);
         let Some(&first_move) = root_moves.first() else {
             return Outcome {
                 best: None,
@@ -606,6 +636,47 @@ mod tests {
 
     fn uci(m: Move) -> String {
         UciMove::from_standard(m).to_string()
+    }
+
+    /// After `ponderhit` the time pondered counts: on a clock, the move's
+    /// budget from `go`, none past half of it; under `movetime`, what is
+    /// left of it; depth and nodes end the search themselves; a forced
+    /// move or no limit, at once.
+    #[test]
+    fn a_pondered_move_ends_by_its_limits_counted_from_go() {
+        let ms = Duration::from_millis;
+        let start = Chess::default();
+        let go = |line: &str| {
+            let Ok(mpcmc_protocol::GuiCommand::Go(go)) =
+                mpcmc_protocol::parse_gui_line(line).map(|p| p.command)
+            else {
+                panic!("{line}");
+            };
+            Limits::from_go(&go, Color::White, Duration::ZERO)
+        };
+        // Budget 1990 ms: 60 s / 30, less 10 ms.
+        let clock = go("go ponder wtime 60000 btime 60000");
+        assert_eq!(clock.clock.map(|c| c.move_budget()), Some(ms(1990)));
+        assert_eq!(clock.after_ponderhit(&start, ms(0)), Some(ms(1990)));
+        assert_eq!(clock.after_ponderhit(&start, ms(994)), Some(ms(996)));
+        assert_eq!(clock.after_ponderhit(&start, ms(995)), Some(ms(0)));
+        let movetime = go("go ponder movetime 1000");
+        assert_eq!(movetime.after_ponderhit(&start, ms(300)), Some(ms(700)));
+        assert_eq!(movetime.after_ponderhit(&start, ms(1300)), Some(ms(0)));
+        let both = go("go ponder wtime 60000 btime 60000 movetime 500");
+        assert_eq!(both.after_ponderhit(&start, ms(100)), Some(ms(400)));
+        assert_eq!(
+            go("go ponder depth 8").after_ponderhit(&start, ms(10)),
+            None
+        );
+        assert_eq!(
+            go("go ponder nodes 5000").after_ponderhit(&start, ms(10)),
+            None
+        );
+        assert_eq!(go("go ponder").after_ponderhit(&start, ms(10)), Some(ms(0)));
+        let forced = pos("k7/8/8/8/8/8/1r6/K7 w - - 0 1");
+        assert_eq!(forced.legal_moves().len(), 1);
+        assert_eq!(clock.after_ponderhit(&forced, ms(0)), Some(ms(0)));
     }
 
     fn run(fen: &str, limits: &Limits) -> (Outcome, Vec<Progress>) {
