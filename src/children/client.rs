@@ -683,7 +683,6 @@ fn die_with_parent(command: &mut Command) {
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_: &mut Command) {}
 
-/// The longest prefix of `pv` that is legal from `pos`.
 /// The line of a `bestmove`: the child's last `pv` when it starts with
 /// `best` (its legal prefix), else `best` alone; when that is one move, the
 /// `bestmove`'s legal `ponder` move follows it. Stockfish's last `pv`
@@ -706,6 +705,7 @@ fn bestmove_line(pos: &Chess, best: Move, pv: &[UciMove], ponder: Option<UciMove
     line
 }
 
+/// The longest prefix of `pv` that is legal from `pos`.
 fn legal_prefix(pos: &Chess, pv: &[UciMove]) -> Vec<Move> {
     let mut pos = pos.clone();
     let mut line = Vec::with_capacity(pv.len());

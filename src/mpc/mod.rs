@@ -152,9 +152,9 @@ pub struct Report {
     /// Last exact score (a bound only when no exact score came), from the side
     /// to move in the queried position.
     pub score: Option<Value>,
-    /// The child's principal variation, legal from the queried position,
-    /// from `best` (a child's `bestmove … ponder` move completes a line of
-    /// one move).
+    /// The child's principal variation, legal from the queried position.
+    /// An external child's starts with `best`, its `bestmove … ponder` move
+    /// completing a line of one move; users still check the first move.
     pub pv: Vec<Move>,
     pub depth: u32,
     pub nodes: u64,

@@ -398,24 +398,40 @@ impl Mpcmc {
 impl Mpcmc {
     /// A `go` that comes while `go ponder` or `go infinite` runs, with no
     /// `stop` or `ponderhit` before it (python-chess does this after a
-    /// `play(…, ponder=True)`): the old search ends with no `bestmove`, the
-    /// new `go` gets its own, one.
+    /// `play(…, ponder=True)`; a `ponderhit` is no end for `go infinite`):
+    /// the old search ends with no line more, the new `go` gets its own
+    /// lines and one `bestmove`.
     pub fn a_new_go_replaces_a_search_never_told_to_end(&mut self) {
-        for first in ["go ponder wtime 30000 btime 30000", "go infinite"] {
+        for (first, stray) in [
+            ("go ponder wtime 30000 btime 30000", None),
+            ("go infinite", Some("ponderhit")),
+        ] {
             self.send("position startpos moves e2e4 e7e5");
             self.send(first);
             self.silent("bestmove", Duration::from_millis(500));
-            // Black to move: the old search's move (White's) is illegal here.
+            if let Some(line) = stray {
+                self.send(line);
+            }
+            // Black to move: the old search's moves (White's) are illegal here.
             self.send("position startpos moves e2e4 e7e5 g1f3");
             self.send("go movetime 300");
             let (mv, lines) = self.bestmove(5 * SECOND);
-            assert_legal(&position(None, &["e2e4", "e7e5", "g1f3"]), &mv);
-            assert!(
-                lines
-                    .iter()
-                    .any(|l| l.starts_with("info string go with a search running")),
-                "{first}: {lines:?}"
-            );
+            if stray.is_some() {
+                let ignored = "info string ponderhit with no go ponder running";
+                assert!(lines.iter().any(|l| l.starts_with(ignored)), "{lines:?}");
+            }
+            let now = position(None, &["e2e4", "e7e5", "g1f3"]);
+            assert_legal(&now, &mv);
+            let replaced = lines
+                .iter()
+                .position(|l| l.starts_with("info string go with a search running"))
+                .unwrap_or_else(|| panic!("{first}: {lines:?}"));
+            for line in &lines[replaced..] {
+                if let Some((_, pv)) = line.split_once(" pv ") {
+                    let first_move = pv.split(' ').next().unwrap_or_default();
+                    assert_legal(&now, first_move);
+                }
+            }
             self.silent("bestmove", SECOND);
         }
     }

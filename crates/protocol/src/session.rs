@@ -118,6 +118,8 @@ pub trait Searcher {
 struct Running {
     /// `go infinite` or `go ponder`: ends only when told.
     until_told: bool,
+    /// `go ponder`: `ponderhit` tells it too.
+    ponder: bool,
     stop: CancellationToken,
     ponderhit: CancellationToken,
     task: JoinHandle<()>,
@@ -135,7 +137,7 @@ impl Running {
     /// does this: a `play(…, ponder=True)` whose board was then played on
     /// counts the next command as a ponder hit, and sends no `stop`.
     fn replaced(&self) -> bool {
-        let told = self.stop.is_cancelled() || self.ponderhit.is_cancelled();
+        let told = self.stop.is_cancelled() || (self.ponder && self.ponderhit.is_cancelled());
         if self.until_told && !told {
             self.gate.shut();
             return true;
@@ -261,7 +263,7 @@ impl<S: Searcher> Session<S> {
                         .info_string("go before any position: searching the start position");
                 }
                 let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
-                let until_told = go.ends_when_told();
+                let (until_told, ponder) = (go.ends_when_told(), go.ponder);
                 let (out, gate) = self.out.gated();
                 let task = self.searcher.go(GoRequest {
                     go,
@@ -274,6 +276,7 @@ impl<S: Searcher> Session<S> {
                 });
                 self.search = Some(Running {
                     until_told,
+                    ponder,
                     stop,
                     ponderhit,
                     task,
@@ -286,11 +289,14 @@ impl<S: Searcher> Session<S> {
                     s.stop.cancel();
                 }
             }
-            GuiCommand::PonderHit => {
-                if let Some(s) = &self.search {
-                    s.ponderhit.cancel();
-                }
-            }
+            GuiCommand::PonderHit => match &self.search {
+                Some(s) if s.ponder => s.ponderhit.cancel(),
+                // python-chess, after counting a ponder as hit that a later
+                // `go` replaced, sends it and waits for a `bestmove`.
+                _ => self
+                    .out
+                    .info_string("ponderhit with no go ponder running: ignored"),
+            },
             GuiCommand::Quit => return false,
             GuiCommand::Unknown(line) => tracing::debug!("ignored unknown command '{line}'"),
         }
