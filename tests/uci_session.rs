@@ -560,7 +560,7 @@ fn multipv_shows_the_best_root_moves(child: ChildKind) {
     e.send("setoption name MultiPV value 3");
     // Under a move time with one worker too (the evaluator alone would
     // value one move).
-    for go in ["go depth 3", "go movetime 2000"] {
+    for go in ["go depth 3", "go movetime 4000"] {
         e.send("position startpos moves e2e4");
         e.send(go);
         let (mv, lines) = e.bestmove(20 * SECOND);

@@ -92,7 +92,7 @@ try:
     assert result.ponder is not None, "no move to ponder on"
     game.push(result.move)
     game.push(result.ponder)
-    infos = engine.analyse(board, chess.engine.Limit(time=1), multipv=3)
+    infos = engine.analyse(board, chess.engine.Limit(time=4), multipv=3)
     assert len(infos) == 3 and all(info["pv"][0] in board.legal_moves for info in infos), infos
     assert engine.ping() is None
 
