@@ -79,11 +79,22 @@ fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
 
 fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
     // mpcmc plays both sides of a 1+0.01 game for 60 plies; the clock is kept
-    // here as a GUI keeps it, including pipe latency.
-    let mut e = Mpcmc::over(child, &["--move-overhead=30"]);
-    e.handshake();
-    e.play_clock_game(1000, 10, 60);
-    assert!(e.quit().success());
+    // here as a GUI keeps it, including pipe latency. One worker, and two
+    // running two-step rounds beside the root search.
+    for flags in [
+        &["--move-overhead=30"][..],
+        &[
+            "--move-overhead=30",
+            "--threads=2",
+            "--child-threads=1",
+            "--lookahead=two",
+        ],
+    ] {
+        let mut e = Mpcmc::over(child, flags);
+        e.handshake();
+        e.play_clock_game(1000, 10, 60);
+        assert!(e.quit().success());
+    }
 }
 
 fn never_loses_on_time_at_ten_moves_in_one_second(child: ChildKind) {
