@@ -125,16 +125,12 @@ impl Limits {
     pub fn after_ponderhit(&self, root: &Chess, pondered: Duration) -> Option<Duration> {
         let clock = self.clock.map(|c| c.after_ponderhit(pondered));
         let movetime = self.movetime.map(|t| t.saturating_sub(pondered));
-        let timed = match (clock, movetime) {
-            (Some(c), Some(t)) => Some(c.min(t)),
-            (c, t) => c.or(t),
-        };
-        if self.root_moves(root).len() <= 1 {
+        let timed = clock.into_iter().chain(movetime).min();
+        let own_end = self.nodes.is_some() || self.depth.is_some();
+        if self.root_moves(root).len() <= 1 || (timed.is_none() && !own_end) {
             Some(Duration::ZERO)
-        } else if timed.is_some() || self.nodes.is_some() || self.depth.is_some() {
-            timed
         } else {
-            Some(Duration::ZERO)
+            timed
         }
     }
 }

@@ -130,19 +130,16 @@ struct Running {
 }
 
 impl Running {
-    /// A `go` came while this search waits to be told to end (`go
-    /// infinite`, or `go ponder` before `ponderhit`) and was not: UCI lets
-    /// it write `bestmove` only after `stop` or `ponderhit`, and the GUI
-    /// waits for the new `go`'s. So it ends with no line more. python-chess
+    /// Whether a `go` that comes now replaces this search: it waits to be
+    /// told to end (`go infinite`, or `go ponder` before `ponderhit`) and
+    /// was not. UCI lets it write `bestmove` only after `stop` or
+    /// `ponderhit`, and the GUI waits for the new `go`'s, so its gate is
+    /// shut: it ends with no line more. python-chess
     /// does this: a `play(…, ponder=True)` whose board was then played on
     /// counts the next command as a ponder hit, and sends no `stop`.
     fn replaced(&self) -> bool {
         let told = self.stop.is_cancelled() || (self.ponder && self.ponderhit.is_cancelled());
-        if self.until_told && !told {
-            self.gate.shut();
-            return true;
-        }
-        false
+        self.until_told && !told
     }
 }
 
@@ -251,7 +248,10 @@ impl<S: Searcher> Session<S> {
             }
             GuiCommand::Position { start, moves } => self.set_position(start, &moves),
             GuiCommand::Go(go) => {
-                if self.search.as_ref().is_some_and(Running::replaced) {
+                if let Some(s) = &self.search
+                    && s.replaced()
+                {
+                    s.gate.shut();
                     self.out.info_string(
                         "go with a search running that was not told to end (stop or ponderhit): \
                          it ends without a bestmove",
