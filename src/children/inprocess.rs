@@ -201,11 +201,7 @@ impl InProcess {
                 }
                 _ = hit.cancelled(), if pondering => {
                     pondering = false;
-                    let now = Instant::now();
-                    clock = ponder_limits
-                        .as_ref()
-                        .and_then(|l| l.after_ponderhit(&root, started.elapsed()))
-                        .map(|t| now + t);
+                    clock = ponder_limits.as_ref().and_then(|l| l.stop_on_ponderhit(&root, started));
                 }
                 _ = tokio::time::sleep_until(clock.unwrap_or(started).into()), if clock.is_some() => {
                     clock = None;

@@ -1031,11 +1031,7 @@ impl Decision {
             }
             (_, Some(r)) => {
                 self.stats.depth = r.depth;
-                self.pv = if r.pv.first() == Some(&r.best) {
-                    r.pv.clone()
-                } else {
-                    vec![r.best]
-                };
+                self.pv = r.line();
                 self.ponder = reply.or_else(|| self.pv.get(1).copied());
                 self.value = r.score;
             }

@@ -154,7 +154,8 @@ pub struct Report {
     pub score: Option<Value>,
     /// The child's principal variation, legal from the queried position.
     /// An external child's starts with `best`, its `bestmove … ponder` move
-    /// completing a line of one move; users still check the first move.
+    /// completing a line of one move; [`Report::line`] checks the first
+    /// move for the others.
     pub pv: Vec<Move>,
     pub depth: u32,
     pub nodes: u64,
@@ -167,6 +168,18 @@ pub struct Report {
     /// Which of the children's slots answered (the pool worker), when the
     /// children say: traces and placement tests read it.
     pub slot: Option<usize>,
+}
+
+impl Report {
+    /// The line the child played toward: its pv when that starts with
+    /// `best`, else `best` alone.
+    pub fn line(&self) -> Vec<Move> {
+        if self.pv.first() == Some(&self.best) {
+            self.pv.clone()
+        } else {
+            vec![self.best]
+        }
+    }
 }
 
 /// What the core must know of a failed child call beyond its message.

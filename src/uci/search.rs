@@ -791,11 +791,7 @@ impl Search {
             }
             Err(e) => return Err(format!("evaluator failed: {e}")),
         };
-        let pv = if report.pv.first() == Some(&report.best) {
-            report.pv.clone()
-        } else {
-            vec![report.best]
-        };
+        let pv = report.line();
         let decision = Decision {
             best: report.best,
             ponder: pv.get(1).copied(),

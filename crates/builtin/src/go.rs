@@ -141,11 +141,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
                 released = true;
                 // The clock starts now; the search, under way since `go
                 // ponder`, stops by the engine's rule for a pondered move.
-                let now = Instant::now();
-                clock = ponder_limits
-                    .as_ref()
-                    .and_then(|l| l.after_ponderhit(&pos, started.elapsed()))
-                    .map(|t| now + t);
+                clock = ponder_limits.as_ref().and_then(|l| l.stop_on_ponderhit(&pos, started));
             }
             _ = tokio::time::sleep_until(clock.unwrap_or(far).into()), if clock.is_some() => {
                 flag.store(true, Ordering::Relaxed);

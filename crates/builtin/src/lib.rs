@@ -133,6 +133,14 @@ impl Limits {
             timed
         }
     }
+
+    /// When a pondering search of `root` that began at `started` stops, on
+    /// a `ponderhit` that arrives now ([`Limits::after_ponderhit`]).
+    pub fn stop_on_ponderhit(&self, root: &Chess, started: Instant) -> Option<Instant> {
+        let now = Instant::now();
+        self.after_ponderhit(root, now.duration_since(started))
+            .map(|t| now + t)
+    }
 }
 
 /// The side to move's clock.
