@@ -201,7 +201,9 @@ impl InProcess {
                 }
                 _ = hit.cancelled(), if pondering => {
                     pondering = false;
-                    clock = ponder_limits.as_ref().and_then(|l| l.stop_on_ponderhit(&root, started));
+                    clock = ponder_limits
+                        .as_ref()
+                        .and_then(|l| l.stop_on_ponderhit(&root, started));
                 }
                 _ = tokio::time::sleep_until(clock.unwrap_or(started).into()), if clock.is_some() => {
                     clock = None;
