@@ -171,8 +171,8 @@ pub struct Report {
 }
 
 impl Report {
-    /// The line the child played toward: its pv when that starts with
-    /// `best`, else `best` alone.
+    /// The child's line from the queried position: its pv when that starts
+    /// with `best`, else `best` alone.
     pub fn line(&self) -> Vec<Move> {
         if self.pv.first() == Some(&self.best) {
             self.pv.clone()
