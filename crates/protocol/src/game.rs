@@ -229,6 +229,22 @@ impl Game {
         })
     }
 
+    /// Whether the position after `line` (legal moves from the current
+    /// position) stood on the board before, in the game or earlier on the
+    /// line: a repetition, though not yet a draw.
+    pub fn repeats_after(&self, line: &[Move]) -> bool {
+        let mut pos = self.current.clone();
+        let mut seen: Vec<u64> = Vec::with_capacity(line.len());
+        for m in line {
+            pos.play_unchecked(*m);
+            seen.push(hash(&pos));
+        }
+        let Some((last, earlier)) = seen.split_last() else {
+            return false;
+        };
+        self.hashes.iter().chain(earlier).any(|h| h == last)
+    }
+
     /// Whether the current position ends the game.
     pub fn terminal_now(&self) -> Option<Terminal> {
         terminal_of(&self.current).or_else(|| {
@@ -325,6 +341,20 @@ mod tests {
             "second occurrence of this one"
         );
         assert_eq!(g.terminal_after(&[a, b, c, d]), Some(Terminal::Threefold));
+        // A repetition short of a draw: after 1. Nf3 the position stood on
+        // the board at ply 1 of the game; 1. Nc3 is new, and returning to it
+        // on the line repeats it.
+        assert!(g.repeats_after(&[a]));
+        let n = mv(&g, &[], "b1c3");
+        assert!(!g.repeats_after(&[n]));
+        let back = [
+            n,
+            b,
+            mv(&g, &[n, b], "c3b1"),
+            mv(&g, &[n, b, mv(&g, &[n, b], "c3b1")], "f6g8"),
+        ];
+        assert!(g.repeats_after(&back));
+        assert!(!g.repeats_after(&[]));
         // Mate beats the fifty-move rule.
         let g = game("7k/8/6K1/8/8/8/8/R7 w - - 99 80", "");
         let m = mv(&g, &[], "a1a8");

@@ -2,7 +2,8 @@
 //! and written back, over shakmaty types ([`codec`]); the game a `position`
 //! command describes, with the rules that end it and the one Zobrist key
 //! ([`game`]); the one writer of an engine's stdout ([`output`]); and the
-//! engine side of a session, for any searcher ([`session`]). It depends on
+//! engine side of a session, for any searcher ([`session`]); the
+//! `UCI_Opponent` value ([`opponent`]). It depends on
 //! nothing else of mpcmc's: the built-in engine and the meta-engine both
 //! build on it.
 // What faces the wire never panics on what comes over it.
@@ -13,7 +14,9 @@
 
 pub mod codec;
 pub mod game;
+pub mod opponent;
 pub mod output;
 pub mod session;
 
 pub use codec::*;
+pub use opponent::{OpponentError, UciOpponent};
