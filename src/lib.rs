@@ -7,8 +7,10 @@
 //! - [`children`] faces the child engines: processes, the UCI client, the
 //!   built-in engine in process, the pool.
 //! - [`mpc`] is the decision logic, knowing children only through a trait.
+//! - [`book`] reads Polyglot opening books.
 
 pub mod bench;
+pub mod book;
 pub mod children;
 pub mod explain;
 pub mod log;
