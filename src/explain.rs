@@ -205,6 +205,14 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
             t.reply_weight
         )?;
     }
+    let model = match &t.person {
+        Some(p) => format!(
+            "a person rated {} (UCI_Opponent: nodes {} a reply)",
+            p.elo, p.nodes
+        ),
+        None => "the child engine at the calls' budget".to_owned(),
+    };
+    writeln!(out, "replies predicted by: {model}")?;
     writeln!(out)?;
     writeln!(
         out,
@@ -266,6 +274,18 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         t.rule,
         rule_meaning(&t.rule).unwrap_or("a rule this mpcmc does not know")
     )?;
+    if let Some(l) = &t.level {
+        let how = if l.decided {
+            "the game is decided: the best move".to_owned()
+        } else {
+            format!(
+                "{:.3} of win probability given up against {}",
+                l.loss,
+                san(&pos, &l.best).0
+            )
+        };
+        writeln!(out, "level: {} ({how})", l.elo)?;
+    }
     writeln!(
         out,
         "cost: {} calls, {} nodes, {} ms",

@@ -326,6 +326,33 @@ pub fn plan_timed(
     )
 }
 
+/// The per-call node budget of a one-pass decision at a level over
+/// `moves` root moves (one-step: two calls a move, and the root search):
+/// the level's `nodes`, less when the GUI's limits leave less: a node
+/// total (`go nodes`) split over the calls, or what fits the move's
+/// target time at the children's speed over the workers, each call
+/// paying its cost. Never under [`MIN_CALL_NODES`].
+pub fn level_call_nodes(
+    nodes: u64,
+    moves: usize,
+    total: Option<u64>,
+    time: Option<&TimedBudget>,
+) -> u64 {
+    let calls = 2 * moves as u64 + 1;
+    let mut nodes = nodes;
+    if let Some(total) = total {
+        nodes = nodes.min(total / calls);
+    }
+    if let Some(b) = time {
+        let per_call = b
+            .soft
+            .mul_f64(SAFETY * b.threads.max(1) as f64 / calls as f64)
+            .saturating_sub(b.call_cost);
+        nodes = nodes.min((b.speed as f64 * per_call.as_secs_f64()) as u64);
+    }
+    nodes.max(MIN_CALL_NODES)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,6 +368,27 @@ mod tests {
             clock: None,
             lines: 1,
         }
+    }
+
+    #[test]
+    fn a_level_keeps_its_budget_unless_the_limits_leave_less() {
+        // 20 moves: 41 calls.
+        assert_eq!(level_call_nodes(1000, 20, None, None), 1000);
+        assert_eq!(level_call_nodes(1000, 20, Some(4100), None), 100);
+        assert_eq!(level_call_nodes(1000, 20, Some(41), None), MIN_CALL_NODES);
+        // 1 s at 1 M nodes a second on one worker: 800 ms over 41 calls,
+        // about 19 500 nodes each; at 50 ms, 975 nodes.
+        let roomy = budget(1000, 1, 1_000_000, 0);
+        assert_eq!(level_call_nodes(1000, 20, None, Some(&roomy)), 1000);
+        let short = budget(50, 1, 1_000_000, 0);
+        let fits = level_call_nodes(100_000, 20, None, Some(&short));
+        assert!((970..=980).contains(&fits), "{fits}");
+        // Two workers, twice as many; a call's cost comes off each.
+        let two = budget(50, 2, 1_000_000, 0);
+        let fits2 = level_call_nodes(100_000, 20, None, Some(&two));
+        assert!((1945..=1955).contains(&fits2), "{fits2}");
+        let costly = budget(50, 1, 1_000_000, 1);
+        assert!(level_call_nodes(100_000, 20, None, Some(&costly)) < fits - 900);
     }
 
     #[test]

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::mpc::{
     ChildFault, ChildLimit, Children, Game, Query, Report, Role, Terminal, Value,
     fortify::{Verdict, fortify},
+    level::{self, Level},
 };
 
 /// How long a pass cut short with nothing finished waits for the root's
@@ -126,6 +127,23 @@ pub struct Settings {
     /// [`Candidate::reply_value`]), the rest from the evaluator's after
     /// the reply.
     pub reply_weight: u32,
+    /// Playing at a level: the move is drawn from the valued root moves
+    /// ([`Level::choose`]) with this decision's random number, in place of
+    /// the argmax and fortification. One pass only (the rounds do not
+    /// draw).
+    pub level: Option<Draw>,
+    /// The person the nominal opponent models, at their rating
+    /// (`UCI_Opponent`): its calls search at most that level's budget
+    /// ([`Level::call_nodes`]), its move the mode of the level's draw.
+    /// `None`: the child at the calls' own limit.
+    pub person: Option<Level>,
+}
+
+/// A level and the random number of one decision's draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Draw {
+    pub level: Level,
+    pub random: u64,
 }
 
 /// `PruneWidth`'s default: positions each deeper level expands.
@@ -147,6 +165,20 @@ impl Settings {
             prune_width: PRUNE_WIDTH,
             even_root: false,
             reply_weight: 0,
+            level: None,
+            person: None,
+        }
+    }
+
+    /// The nominal opponent's limit in a pass whose calls are under
+    /// `limit`: when a person is modelled, no more than their level's
+    /// budget (any limit but a node budget becomes that budget: a
+    /// person's strength is not our clock's).
+    pub fn opponent_limit(&self, limit: ChildLimit) -> ChildLimit {
+        match (self.person.map(Level::call_nodes), limit) {
+            (None, limit) => limit,
+            (Some(cap), ChildLimit::Nodes(n)) => ChildLimit::Nodes(n.min(cap)),
+            (Some(cap), _) => ChildLimit::Nodes(cap),
         }
     }
 
@@ -202,6 +234,9 @@ pub struct Candidate {
     pub next: Vec<Candidate>,
     /// Its value at its own level, when a deeper level replaced it.
     pub shallow: Option<Value>,
+    /// The position after the move stood on the board before in the game
+    /// (a repetition, not yet a draw): a won game is not converted by it.
+    pub repeats: bool,
 }
 
 /// Why a candidate has no value.
@@ -274,6 +309,9 @@ pub enum Rule {
     /// move, its search keeping the time, by plan (rounds would take their
     /// time from it).
     OneWorker,
+    /// Playing at a level: drawn from the valued root moves by the
+    /// level's distribution over their loss ([`Level::choose`]).
+    Level,
     /// No child answered at all: the first candidate, so a legal move is played.
     /// The GUI side never plays it: it asks the built-in engine instead.
     NoAnswer,
@@ -321,6 +359,8 @@ pub struct Decision {
     /// Levels of lookahead that completed (a deeper level cut short
     /// leaves the values of the level above).
     pub levels: u32,
+    /// The level's draw, when one chose the move.
+    pub drawn: Option<level::Choice>,
 }
 
 /// Sums over every child report of a pass.
@@ -461,7 +501,7 @@ pub(crate) async fn pass<C: Children>(
 }
 
 /// What one level of a pass found.
-struct Level {
+struct LevelFound {
     /// In candidate order.
     candidates: Vec<Candidate>,
     root: Option<Report>,
@@ -486,7 +526,7 @@ async fn first_level<C: Children>(
     settings: Settings,
     cancel: &CancellationToken,
     on_candidate: &mut (dyn FnMut(&Candidate, usize) + Send),
-) -> Option<Level> {
+) -> Option<LevelFound> {
     let mut order = candidates.to_vec();
     sort_candidates(&mut order);
     let first = *order.first()?;
@@ -601,7 +641,7 @@ async fn first_level<C: Children>(
             })
         })
         .collect();
-    Some(Level {
+    Some(LevelFound {
         candidates,
         root,
         root_failure,
@@ -653,6 +693,7 @@ impl Candidate {
             failure: None,
             next: Vec::new(),
             shallow: None,
+            repeats: false,
         }
     }
 }
@@ -732,7 +773,7 @@ async fn expand<C: Children>(
                 (job, level)
             });
         }
-        let mut found: Vec<Option<Level>> = (0..chosen.len()).map(|_| None).collect();
+        let mut found: Vec<Option<LevelFound>> = (0..chosen.len()).map(|_| None).collect();
         while let Some(joined) = tasks.join_next().await {
             match joined {
                 Ok((job, level)) => {
@@ -848,6 +889,7 @@ async fn evaluate<C: Children>(
 ) -> Candidate {
     let mut candidate = Candidate::new(mv);
     let mut line = [prefix, &[mv]].concat();
+    candidate.repeats = game.repeats_after(&line);
     // After our move the opponent is to move: a finished game there is scored
     // from its side, one ply down.
     if let Some(t) = game.terminal_after(&line) {
@@ -860,7 +902,7 @@ async fn evaluate<C: Children>(
             role: Role::Opponent,
             game: game.clone(),
             line: line.clone(),
-            limit,
+            limit: settings.opponent_limit(limit),
             progress: None,
             ponderhit: None,
         };
@@ -944,7 +986,11 @@ fn choose(
         .and_then(|r| Some((r.best, r.score?)))
         .filter(|(m, _)| candidates.iter().any(|c| c.mv == *m));
 
+    let drawn = settings
+        .level
+        .and_then(|d| d.level.choose(&candidates, d.random));
     let (chosen, rule) = match (best, evaluator_choice) {
+        _ if drawn.is_some() => (drawn.map(|c| c.index), Rule::Level),
         // Both name the same move: the lookahead's, as in rounds.
         (Some((i, _)), Some((m, _))) if candidates[i].mv == m => (Some(i), Rule::Lookahead),
         (Some((i, v)), Some((m, s))) if settings.fortify => {
@@ -972,6 +1018,7 @@ fn choose(
         cancelled,
         spread: None,
         levels: 1,
+        drawn,
     };
     let plies = settings.lookahead.plies();
     match chosen {
@@ -1069,6 +1116,8 @@ mod tests {
         stall: Vec<String>,
         /// Every query, in the order the children got them.
         asked: std::sync::Mutex<Vec<String>>,
+        /// Every query's role and limit, in the same order.
+        limits: std::sync::Mutex<Vec<(Role, ChildLimit)>>,
     }
 
     /// The decision's candidate for the root move `mv` (UCI).
@@ -1146,6 +1195,9 @@ mod tests {
             let k = key(&q.line);
             if let Ok(mut asked) = self.asked.lock() {
                 asked.push(k.clone());
+            }
+            if let Ok(mut limits) = self.limits.lock() {
+                limits.push((q.role, q.limit));
             }
             let pos = q.position();
             if self.fail.contains(&k) {
@@ -1257,6 +1309,8 @@ mod tests {
         prune_width: PRUNE_WIDTH,
         even_root: false,
         reply_weight: 0,
+        level: None,
+        person: None,
     };
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -1281,6 +1335,92 @@ mod tests {
         // 3 candidates x 2 calls + the root call.
         assert_eq!(d.stats.calls, 7);
         assert_eq!(d.stats.nodes, 700);
+    }
+
+    #[tokio::test]
+    async fn a_modelled_person_replies_at_their_levels_budget() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4", "g1f3"]);
+        let c = Arc::new(Scripted {
+            root: Some(("e2e4", 0)),
+            ..Scripted::default()
+        });
+        let person = Level::new(level::MIN_ELO);
+        let settings = Settings {
+            person: Some(person),
+            ..ONE
+        };
+        let limit = ChildLimit::Nodes(100_000);
+        decide(
+            &c,
+            &g,
+            &cands,
+            limit,
+            settings,
+            &CancellationToken::new(),
+            &mut |_, _| {},
+        )
+        .await
+        .expect("candidates");
+        let limits = c.limits.lock().map(|l| l.clone()).unwrap_or_default();
+        assert_eq!(limits.len(), 7, "{limits:?}");
+        for (role, asked) in limits {
+            let want = match role {
+                Role::Opponent => ChildLimit::Nodes(person.call_nodes()),
+                Role::Evaluator => limit,
+            };
+            assert_eq!(asked, want, "{role}");
+        }
+        // A smaller budget stands; a time or a depth becomes the person's.
+        assert_eq!(
+            settings.opponent_limit(ChildLimit::Nodes(100)),
+            ChildLimit::Nodes(100)
+        );
+        assert_eq!(
+            settings.opponent_limit(ChildLimit::MoveTime(Duration::from_secs(1))),
+            ChildLimit::Nodes(person.call_nodes())
+        );
+        assert_eq!(ONE.opponent_limit(limit), limit);
+    }
+
+    #[tokio::test]
+    async fn a_level_draws_the_move_from_the_values() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4", "g1f3"]);
+        let script = || {
+            let mut c = Scripted::default();
+            c.replies.insert("e2e4".into(), "e7e5");
+            c.replies.insert("d2d4".into(), "d7d5");
+            c.replies.insert("g1f3".into(), "g8f6");
+            c.scores.insert("e2e4 e7e5".into(), 30);
+            c.scores.insert("d2d4 d7d5".into(), 25);
+            c.scores.insert("g1f3 g8f6".into(), -400);
+            c.root = Some(("g1f3", 500));
+            c
+        };
+        let mut rng = level::Rng::new(1);
+        let mut played = Vec::new();
+        for _ in 0..20 {
+            let settings = Settings {
+                level: Some(Draw {
+                    level: Level::new(level::MIN_ELO),
+                    random: rng.next_u64(),
+                }),
+                ..ONE
+            };
+            let d = run(script(), &g, &cands, settings).await;
+            assert_eq!(d.rule, Rule::Level);
+            let drawn = d.drawn.expect("a draw");
+            assert_eq!(d.candidates[drawn.index].mv, d.best);
+            assert_eq!(key(&[d.candidates[drawn.index].mv]), key(&[d.best]));
+            assert_eq!(key(&[d.candidates[drawn.best].mv]), "e2e4");
+            played.push(key(&[d.best]));
+        }
+        // Both close moves are drawn; the one losing a piece, though the
+        // root search likes it, is not.
+        assert!(played.iter().any(|m| m == "e2e4"), "{played:?}");
+        assert!(played.iter().any(|m| m == "d2d4"), "{played:?}");
+        assert!(played.iter().all(|m| m != "g1f3"), "{played:?}");
     }
 
     #[tokio::test]

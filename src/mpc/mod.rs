@@ -7,6 +7,7 @@
 
 pub mod budget;
 pub mod fortify;
+pub mod level;
 pub mod lookahead;
 pub mod rounds;
 pub mod score;

@@ -21,6 +21,7 @@ use shakmaty::CastlingMode;
 use tokio::task::JoinHandle;
 
 use crate::{
+    book::Book,
     children::{Pool, PoolConfig},
     mpc::rounds::Noise,
     uci::{
@@ -41,6 +42,8 @@ pub struct Meta {
     noise: Arc<std::sync::Mutex<Noise>>,
     /// What the game's decisions carry to the next ones.
     carry: search::CarryCell,
+    /// The opening book last opened (`BookFile`), or why it could not be.
+    book: Option<(String, Option<Arc<Book>>)>,
 }
 
 /// How long `isready` waits for the children to start.
@@ -55,7 +58,37 @@ impl Meta {
             fallback: search::Fallback::default(),
             noise: Arc::default(),
             carry: search::CarryCell::default(),
+            book: None,
         }
+    }
+
+    /// The opening book when `OwnBook` is on: `BookFile`, opened once (and
+    /// again when it changes); a file that cannot be used is said in an
+    /// `info string` when first tried, and the engine plays without it.
+    fn book(&mut self, out: &Output) -> Option<Arc<Book>> {
+        if !self.options.own_book {
+            return None;
+        }
+        let path = self.options.book_file.trim();
+        if let Some((opened, book)) = &self.book
+            && opened == path
+        {
+            return book.clone();
+        }
+        let book = if path.is_empty() {
+            out.info_string("OwnBook is on but BookFile is empty: playing without a book");
+            None
+        } else {
+            match Book::open(std::path::Path::new(path)) {
+                Ok(book) => Some(Arc::new(book)),
+                Err(e) => {
+                    out.info_string(format!("OwnBook: {e}; playing without a book"));
+                    None
+                }
+            }
+        };
+        self.book = Some((path.to_owned(), book.clone()));
+        book
     }
 
     /// The pool for the current options, started or restarted as needed.
@@ -173,7 +206,9 @@ impl Searcher for Meta {
                 request.ponderhit,
             )));
         };
+        let book = self.book(&request.out);
         tokio::spawn(search::run(GoRequest {
+            book,
             go: request.go,
             game: request.game,
             options: self.options.clone(),

@@ -5,7 +5,7 @@
 //! Each option is also a command-line flag, lc0 style: `ChildNodes` is
 //! `--child-nodes=2000`; flags are applied before any `setoption`.
 
-use mpcmc_protocol::{EMPTY, OptionSpec, OptionType};
+use mpcmc_protocol::{EMPTY, OptionSpec, OptionType, UciOpponent};
 use shakmaty::CastlingMode;
 
 use crate::{
@@ -14,6 +14,7 @@ use crate::{
     },
     mpc::{
         Lookahead, Role, Settings,
+        level::{Level, MAX_ELO, MIN_ELO},
         lookahead::{PRUNE_WIDTH, REPLY_WEIGHT},
     },
 };
@@ -99,7 +100,23 @@ pub struct Options {
     pub chess960: bool,
     pub log_file: String,
     pub trace_file: String,
+    /// `UCI_LimitStrength`: play at `UCI_Elo` ([`Options::level`]).
+    pub limit_strength: bool,
+    pub elo: u32,
+    /// `UCI_Opponent`, when a GUI sent one that parses (`None` for the
+    /// empty string).
+    pub uci_opponent: Option<UciOpponent>,
+    /// `UCI_RatingAdv`, when a GUI sent it: our rating less the opponent's.
+    pub rating_adv: Option<i32>,
+    /// `Seed`: the level's and the book's draws start from it at each new
+    /// game; 0 draws a fresh seed.
+    pub seed: u64,
+    pub own_book: bool,
+    pub book_file: String,
 }
+
+/// `UCI_Elo`'s default.
+pub const DEFAULT_ELO: u32 = 1500;
 
 impl Default for Options {
     fn default() -> Self {
@@ -126,6 +143,13 @@ impl Default for Options {
             chess960: false,
             log_file: String::new(),
             trace_file: String::new(),
+            limit_strength: false,
+            elo: DEFAULT_ELO,
+            uci_opponent: None,
+            rating_adv: None,
+            seed: 0,
+            own_book: false,
+            book_file: String::new(),
         }
     }
 }
@@ -184,7 +208,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 22] = [
+const TABLE: [Def; 29] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -379,6 +403,88 @@ const TABLE: [Def; 22] = [
         },
     },
     Def {
+        name: "UCI_LimitStrength",
+        kind: || check(false),
+        standalone: false,
+        apply: |o, v| {
+            o.limit_strength = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "UCI_Elo",
+        kind: || {
+            spin(
+                i64::from(DEFAULT_ELO),
+                i64::from(MIN_ELO),
+                i64::from(MAX_ELO),
+            )
+        },
+        standalone: false,
+        apply: |o, v| {
+            o.elo = v.number() as u32;
+            Ok(())
+        },
+    },
+    Def {
+        name: "UCI_Opponent",
+        kind: || string(""),
+        standalone: false,
+        // A value that does not parse leaves the model as it was.
+        apply: |o, v| {
+            let text = v.text();
+            o.uci_opponent = if text.trim().is_empty() {
+                None
+            } else {
+                Some(text.parse().map_err(|e: mpcmc_protocol::OpponentError| {
+                    format!(
+                        "'<title|none> <elo|none> <computer|human> <name>' ({})",
+                        e.reason
+                    )
+                })?)
+            };
+            Ok(())
+        },
+    },
+    Def {
+        name: "UCI_RatingAdv",
+        kind: || spin(0, -10_000, 10_000),
+        standalone: false,
+        apply: |o, v| {
+            o.rating_adv = Some(v.number() as i32);
+            Ok(())
+        },
+    },
+    Def {
+        name: "Seed",
+        kind: || spin(0, 0, i64::from(i32::MAX)),
+        standalone: false,
+        apply: |o, v| {
+            o.seed = v.number() as u64;
+            Ok(())
+        },
+    },
+    Def {
+        name: "OwnBook",
+        kind: || check(false),
+        standalone: false,
+        apply: |o, v| {
+            o.own_book = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "BookFile",
+        kind: || string(""),
+        standalone: false,
+        // Opened at the next `go` that uses it; one that cannot be read
+        // then is said in an `info string`.
+        apply: |o, v| {
+            o.book_file = v.text();
+            Ok(())
+        },
+    },
+    Def {
         name: "LogFile",
         kind: || string(""),
         standalone: true,
@@ -501,7 +607,37 @@ impl Options {
             } else {
                 REPLY_WEIGHT
             }),
+            level: None,
+            person: self.person(),
         }
+    }
+
+    /// The level to play at (`UCI_LimitStrength`), if any.
+    pub fn level(&self) -> Option<Level> {
+        self.limit_strength.then(|| Level::new(self.elo))
+    }
+
+    /// The person the nominal opponent models, at their rating: a human
+    /// `UCI_Opponent` with a rating, or without one our level less
+    /// `UCI_RatingAdv` when both are known. `None`: a computer, or no
+    /// rating (the nominal opponent is the child at full strength).
+    pub fn person(&self) -> Option<Level> {
+        let opponent = self.uci_opponent.as_ref().filter(|o| o.human)?;
+        let elo = match (opponent.elo, self.level(), self.rating_adv) {
+            (Some(elo), _, _) => elo,
+            (None, Some(level), Some(adv)) => {
+                u32::try_from(i64::from(level.elo()) - i64::from(adv)).unwrap_or(0)
+            }
+            _ => return None,
+        };
+        Some(Level::new(elo))
+    }
+
+    /// Children clear their hash before every call: `ClearHash`, or at a
+    /// level with a fixed `Seed`, where each call is then a function of
+    /// its position and budget alone and a game repeats from its seed.
+    pub fn clears_hash(&self) -> bool {
+        self.clear_hash || (self.limit_strength && self.seed != 0)
     }
 
     /// The child processes these options ask for. An empty `Opponent` means
@@ -593,7 +729,7 @@ impl Options {
 
     /// `ChildThreads`, or for 0 (auto): one when every call has a budget of
     /// its own (`ChildNodes`, `ChildMoveTime`: the paper's setting, where
-    /// many calls at once are the point), else every core (`Threads`) in
+    /// many calls at once are the point; a level's), else every core (`Threads`) in
     /// one child: at a real clock on 2 cores one search with both threads
     /// played better than one thread in each of two searches, over
     /// Stockfish and over the built-in engine.
@@ -601,6 +737,7 @@ impl Options {
         match self.child_threads {
             0 if self.child_nodes > 0
                 || self.child_movetime > 0
+                || self.limit_strength
                 || !self.workers.trim().is_empty() =>
             {
                 1
@@ -638,7 +775,7 @@ impl Options {
             command: command.trim().to_owned(),
             options,
             castling: self.castling_mode(),
-            clear_hash: self.clear_hash,
+            clear_hash: self.clears_hash(),
         })
     }
 }

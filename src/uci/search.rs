@@ -28,16 +28,18 @@ use shakmaty::{CastlingMode, Color, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    book::{self, Book},
     children::Pool,
     mpc::{
         Candidate, ChildFault, ChildLimit, Children, Decision, Game, Progress, ProgressSink, Query,
         Rule, Settings, Value,
         budget::{
-            EvaluatorOnly, INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, node_rounds,
-            open_rounds, plan_timed, round_clock,
+            EvaluatorOnly, INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, level_call_nodes,
+            node_rounds, open_rounds, plan_timed, round_clock,
         },
         decide, game,
-        lookahead::{CANCEL_GRACE, Stats},
+        level::{Level, Rng},
+        lookahead::{CANCEL_GRACE, Draw, Lookahead, Stats},
         rounds::{ClockCell, Noise, Round, RoundPlan, branching, decide_in_rounds},
     },
     uci::{
@@ -138,6 +140,12 @@ impl std::fmt::Display for HitRate {
 pub struct Carry {
     seed: Option<Seed>,
     pub replies: HitRate,
+    /// The game's draws (a level's, the book's): from `Seed` at the
+    /// game's first draw, or a fresh seed when it is 0.
+    rng: Option<Rng>,
+    /// The last decision at a level found the game decided: the next
+    /// searches at [`Level::decided_call_nodes`].
+    decided: bool,
 }
 
 /// The session's [`Carry`], read and written by each `go`.
@@ -162,6 +170,8 @@ pub struct GoRequest {
     /// Read for this decision's anchor hint and the reply it was waiting
     /// for, written with its own seed once its move is played.
     pub carry: CarryCell,
+    /// The opening book (`OwnBook`), when one is open.
+    pub book: Option<Arc<Book>>,
 }
 
 /// How the decision is budgeted.
@@ -244,6 +254,15 @@ pub async fn run(req: GoRequest) {
     let pondering = search.req.go.ponder;
     if !pondering {
         search.count_reply();
+    }
+    if let Some(mv) = search.book_move() {
+        search.wait_for_release().await;
+        let game = &search.req.game;
+        search
+            .req
+            .out
+            .bestmove(game.position(), Some(mv), None, game.castling_mode());
+        return;
     }
     let decision = search.decide().await;
     // A worker down or up again (`Workers` over other machines).
@@ -369,7 +388,10 @@ impl Search {
         let overhead = self.overhead();
         let settings = self.req.options.settings();
         let breadth = (self.candidates.len(), self.branching());
+        // Analysis (`go infinite`) shows full-strength values.
+        let level = self.req.options.level().filter(|_| !self.req.go.infinite);
         let result = match plan(&self.req.go, &self.req.options, us, breadth, overhead) {
+            _ if let Some(level) = level => self.at_level(level, settings, us, overhead).await,
             Plan::Fixed(work) => {
                 // Pondering, the clock is not ours until `ponderhit`.
                 let ends = if self.req.go.ponder {
@@ -612,11 +634,11 @@ impl Search {
         }
     }
 
-    /// How the move's `time` from `start` is spent ([`plan_timed`]).
-    fn timed_plan(&self, start: Instant, time: MoveTime, settings: Settings) -> TimedPlan {
+    /// What the move's `time` from `start` has to work with.
+    fn timed_budget(&self, start: Instant, time: MoveTime) -> TimedBudget {
         let us = self.req.game.position().turn();
         let pool = &self.req.pool;
-        let budget = TimedBudget {
+        TimedBudget {
             start,
             soft: time.soft,
             hard: time.hard,
@@ -625,8 +647,108 @@ impl Search {
             call_cost: pool.call_cost(),
             clock: child_clock(&self.req.go, us, self.overhead()),
             lines: self.req.options.multi_pv,
-        };
+        }
+    }
+
+    /// How the move's `time` from `start` is spent ([`plan_timed`]).
+    fn timed_plan(&self, start: Instant, time: MoveTime, settings: Settings) -> TimedPlan {
+        let budget = self.timed_budget(start, time);
         plan_timed(budget, self.candidates.len(), self.branching(), settings)
+    }
+
+    /// A move drawn from the opening book, weighted as it says, when one
+    /// is open and has a move here that `go` allows (analysis, `go
+    /// infinite`, searches instead). An `info string` names it.
+    fn book_move(&self) -> Option<Move> {
+        let book = self.req.book.as_ref().filter(|_| !self.req.go.infinite)?;
+        let pos = self.req.game.position();
+        let moves: Vec<_> = book
+            .moves(pos)
+            .into_iter()
+            .filter(|b| self.candidates.contains(&b.mv))
+            .collect();
+        let chosen = book::draw(&moves, self.random())?;
+        let total: u32 = moves.iter().map(|b| b.weight).sum();
+        self.req.out.info_string(format!(
+            "book move {} (weight {} of {total}, {} book moves here)",
+            self.uci(chosen.mv),
+            chosen.weight,
+            moves.len()
+        ));
+        Some(chosen.mv)
+    }
+
+    /// The next random number of the game's draws.
+    fn random(&self) -> u64 {
+        let seed = self.req.options.seed;
+        let mut carry = self.req.carry.lock().unwrap_or_else(|e| e.into_inner());
+        carry
+            .rng
+            .get_or_insert_with(|| match seed {
+                0 => Rng::from_entropy(),
+                seed => Rng::new(seed),
+            })
+            .next_u64()
+    }
+
+    /// A decision at a level: one pass of one-step lookahead over every
+    /// root move, each call at the level's budget or less when the GUI's
+    /// limits leave less ([`level_call_nodes`]), and the move drawn from
+    /// the values. A clock or a move time also ends the pass at the
+    /// move's hard limit; pondering, the pass runs at once and its move
+    /// waits for `ponderhit`.
+    async fn at_level(
+        &mut self,
+        level: Level,
+        settings: Settings,
+        us: Color,
+        overhead: Duration,
+    ) -> Result<Outcome, String> {
+        let go = &self.req.go;
+        let time = move_time(go, us, overhead);
+        let budget = time.map(|t| self.timed_budget(self.req.received, t));
+        let decided = self.req.carry.lock().is_ok_and(|c| c.decided);
+        let nodes = level_call_nodes(
+            if decided {
+                level.decided_call_nodes()
+            } else {
+                level.call_nodes()
+            },
+            self.candidates.len(),
+            go.nodes,
+            budget.as_ref(),
+        );
+        let settings = Settings {
+            lookahead: Lookahead::One,
+            fortify: false,
+            level: Some(Draw {
+                level,
+                random: self.random(),
+            }),
+            ..settings
+        };
+        let ends = if go.ponder {
+            Ends {
+                deadline: None,
+                on_ponderhit: OnPonderHit::StartClock(time.map(|t| t.hard)),
+            }
+        } else {
+            Ends {
+                deadline: time.map(|t| self.req.received + t.hard),
+                on_ponderhit: OnPonderHit::Ignore,
+            }
+        };
+        self.hard = ends.deadline;
+        let outcome = self
+            .pass(Work::Pass(ChildLimit::Nodes(nodes)), settings, ends)
+            .await
+            .ok_or_else(no_candidates)?;
+        if let Some(drawn) = outcome.decision.drawn
+            && let Ok(mut carry) = self.req.carry.lock()
+        {
+            carry.decided = drawn.decided;
+        }
+        Ok(outcome)
     }
 
     /// Rounds on the clock from `start`, ended by the hard limit. `Err` says
@@ -813,6 +935,7 @@ impl Search {
             root_failure: None,
             cancelled: grace.is_some(),
             spread: None,
+            drawn: None,
         };
         self.nodes += decision.stats.nodes;
         Ok(Outcome {
@@ -882,6 +1005,7 @@ impl Search {
             },
             cancelled: false,
             spread: None,
+            drawn: None,
         };
         Some(Outcome {
             decision,
@@ -1109,6 +1233,31 @@ impl Search {
         );
         if let Some(why) = &o.why {
             self.req.out.info_string(format!("{rule} ({why})"));
+            return;
+        }
+        if let (Some(c), Some(draw)) = (d.drawn, o.settings.level) {
+            let show_candidate = |i: usize| {
+                let c = &d.candidates[i];
+                show(c.value.map(|v| (c.mv, v)))
+            };
+            let how = if c.decided {
+                "the game is decided: the best move".to_owned()
+            } else {
+                format!(
+                    "{} of win probability given up against {}",
+                    // Rounded to what the distribution tells apart.
+                    format_args!("{:.3}", c.loss),
+                    show_candidate(c.best)
+                )
+            };
+            self.req.out.info_string(format!(
+                "{rule}: level {} under {}: {} ({how}); {finished}/{} candidates{}",
+                draw.level.elo(),
+                o.limit,
+                show_candidate(c.index),
+                d.candidates.len(),
+                if d.cancelled { ", cut short" } else { "" },
+            ));
             return;
         }
         if matches!(d.rule, Rule::EvaluatorOnly | Rule::OneWorker) {

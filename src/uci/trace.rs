@@ -92,6 +92,34 @@ pub struct Trace {
     /// The nominal opponent's predictions this game so far, this
     /// decision's reply counted.
     pub replies: HitRate,
+    /// Whom the nominal opponent modelled: a person at a rating
+    /// (`UCI_Opponent`), or `null`: the child engine at the calls' limit.
+    #[serde(default)]
+    pub person: Option<LevelTrace>,
+    /// The level played at (`UCI_LimitStrength`) and its draw; `null` at
+    /// full strength.
+    #[serde(default)]
+    pub level: Option<DrawTrace>,
+}
+
+/// A rating and the per-call budget it searches with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelTrace {
+    pub elo: u32,
+    pub nodes: u64,
+}
+
+/// A level's draw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrawTrace {
+    pub elo: u32,
+    /// The best valued move, against which the loss is counted.
+    pub best: String,
+    /// Win probability (0 to 1) the move played gives up against `best`.
+    pub loss: f64,
+    /// The game was decided (a decisive win, a mate): the best move, no
+    /// draw.
+    pub decided: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -176,7 +204,7 @@ pub struct CheckTrace {
 }
 
 /// Each rule: its name in the trace, and what it means to a person.
-const RULES: [(Rule, &str, &str); 9] = [
+const RULES: [(Rule, &str, &str); 10] = [
     (Rule::Lookahead, "lookahead", "the lookahead's best move"),
     (
         Rule::Fortified,
@@ -207,6 +235,11 @@ const RULES: [(Rule, &str, &str); 9] = [
         Rule::OneWorker,
         "one_worker",
         "the evaluator's own move on the game's time: with one worker, rounds would take their time from it (the lookahead on a clock or a move time needs Threads / ChildThreads of 2 or more)",
+    ),
+    (
+        Rule::Level,
+        "level",
+        "drawn at the level (UCI_LimitStrength) from every valued root move, by how much each gives up against the best",
     ),
     (
         Rule::NoAnswer,
@@ -402,6 +435,16 @@ impl Trace {
             time_ms: cx.time_ms,
             played: true,
             replies: HitRate::default(),
+            person: cx.settings.person.map(|p| LevelTrace {
+                elo: p.elo(),
+                nodes: p.call_nodes(),
+            }),
+            level: cx.settings.level.zip(d.drawn).map(|(draw, c)| DrawTrace {
+                elo: draw.level.elo(),
+                best: n.one(d.candidates[c.best].mv),
+                loss: c.loss,
+                decided: c.decided,
+            }),
         }
     }
 

@@ -1,0 +1,388 @@
+//! Playing at a level (`UCI_LimitStrength`, `UCI_Elo`): the move drawn from
+//! every root move's value, not from noise on one score.
+//!
+//! A decision already holds an honest value for every legal root move (its
+//! one-step lookahead). At a level each move's *loss* is how much win
+//! probability it gives up against the best valued move (lichess's curve,
+//! so a 300 cp slip in a level position weighs more than in a won one),
+//! and the move is drawn with weight `exp(-(loss / spread)²)`: small slips
+//! are common, large ones rare, and the spread narrows as the rating
+//! rises. The search budget shrinks with the level too ([`Level::call_nodes`]),
+//! so the values themselves are a weaker player's: the errors that come
+//! from them are the natural ones (a trap that looks good at a shallow
+//! depth).
+//!
+//! Two guards keep it a good sparring partner:
+//! - when behind, a slip is weighed as if from a level position (the
+//!   curve is flat there, and pieces given away when losing are what
+//!   players complain about in engines' levels);
+//! - once the game is decisively won (or a mate is found, for either
+//!   side), the best valued move is played: a won game is converted.
+//!
+//! The draw is the caller's random number ([`Level::choose`]), so the
+//! core stays deterministic and a session with a fixed seed ([`Rng`])
+//! repeats its games.
+
+use crate::mpc::{Candidate, Value};
+
+/// The lowest rating a level plays at: a beginner.
+pub const MIN_ELO: u32 = 600;
+/// The highest: levels above the child's own full strength play at its
+/// full strength at best (`uci-options.md` says where the built-in
+/// engine's sits).
+pub const MAX_ELO: u32 = 2800;
+
+/// Lichess's winning-chances slope (`2/(1+exp(-k·cp)) - 1`).
+const WIN_SLOPE: f64 = 0.003_682_08;
+
+/// The best move's win probability from which the game counts as
+/// decisively won (about +4.7 pawns: a rook and no compensation, which the
+/// built-in engine values at +5.9 in K+R v K): the level then plays the
+/// best move.
+pub const DECISIVE: f64 = 0.85;
+
+/// Nodes a call at least, at any level, once the game is decided: mating
+/// with a rook takes a search that sees a few moves ahead (the built-in
+/// engine at 128 nodes a call lost the rook or drew by the fifty-move rule
+/// in 5 of 10 K+R v K positions).
+pub const DECIDED_NODES: u64 = 8192;
+
+/// A rating to play at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Level {
+    elo: u32,
+}
+
+/// What a level's draw chose, and why.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Choice {
+    /// Index of the chosen candidate.
+    pub index: usize,
+    /// Index of the best valued candidate.
+    pub best: usize,
+    /// Win probability the chosen move gives up against the best (0 for
+    /// the best itself), as the draw weighed it.
+    pub loss: f64,
+    /// The game was decided (a decisive win or a mate): the best move, no
+    /// draw.
+    pub decided: bool,
+}
+
+impl Level {
+    /// A level at `elo`, kept within [`MIN_ELO`]..=[`MAX_ELO`].
+    pub fn new(elo: u32) -> Level {
+        Level {
+            elo: elo.clamp(MIN_ELO, MAX_ELO),
+        }
+    }
+
+    pub fn elo(self) -> u32 {
+        self.elo
+    }
+
+    /// Nodes for each child call at this level: 512 at the lowest,
+    /// doubling every 250 points (about 131 000 at 2600). A clock may cut
+    /// it further.
+    pub fn call_nodes(self) -> u64 {
+        let doublings = f64::from(self.elo - MIN_ELO) / 250.0;
+        (512.0 * doublings.exp2()).round() as u64
+    }
+
+    /// Nodes for each child call when the last decision found the game
+    /// decided (see [`Choice::decided`]): at least [`DECIDED_NODES`].
+    pub fn decided_call_nodes(self) -> u64 {
+        self.call_nodes().max(DECIDED_NODES)
+    }
+
+    /// The loss (in win probability) at which a move's weight falls to
+    /// `1/e`: 0.13 at the lowest level, shrinking by `e` every 600 points
+    /// (0.034 at 1400, 0.009 at 2200).
+    pub fn spread(self) -> f64 {
+        0.13 * (-f64::from(self.elo - MIN_ELO) / 600.0).exp()
+    }
+
+    /// The draw's weight of a move that loses `loss`.
+    pub fn weight(self, loss: f64) -> f64 {
+        let x = loss / self.spread();
+        (-x * x).exp()
+    }
+
+    /// Draws the move to play among the valued `candidates` with `random`
+    /// (uniform over `u64`); `None` when none has a value.
+    pub fn choose(self, candidates: &[Candidate], random: u64) -> Option<Choice> {
+        let valued: Vec<(usize, Value)> = candidates
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some((i, c.value?)))
+            .collect();
+        let &(best, top) = valued
+            .iter()
+            .max_by_key(|(i, v)| (*v, std::cmp::Reverse(*i)))?;
+        if top.is_mate() || decides(top) {
+            // A won game is converted: the best move that does not repeat
+            // a position, while one keeps the win (shuffling between
+            // equally valued moves ends in a repetition draw).
+            // A found mate is played as it is.
+            let index = valued
+                .iter()
+                .filter(|(i, v)| !top.is_mate() && !candidates[*i].repeats && decides(*v))
+                .max_by_key(|(i, v)| (*v, std::cmp::Reverse(*i)))
+                .map_or(best, |(i, _)| *i);
+            return Some(Choice {
+                index,
+                best,
+                loss: 0.0,
+                decided: true,
+            });
+        }
+        let losses: Vec<(usize, f64)> = valued.iter().map(|&(i, v)| (i, loss(top, v))).collect();
+        let weights: Vec<f64> = losses.iter().map(|&(_, l)| self.weight(l)).collect();
+        let total: f64 = weights.iter().sum();
+        // A uniform draw in [0, total).
+        let mut left = (random >> 11) as f64 / (1u64 << 53) as f64 * total;
+        let mut chosen = losses.len() - 1;
+        for (k, w) in weights.iter().enumerate() {
+            if left < *w {
+                chosen = k;
+                break;
+            }
+            left -= w;
+        }
+        let (index, loss) = losses[chosen];
+        Some(Choice {
+            index,
+            best,
+            loss,
+            decided: false,
+        })
+    }
+}
+
+/// Whether a position of value `v` (for us) is decided in our favour: a
+/// decisive win or a mate for us.
+fn decides(v: Value) -> bool {
+    win_probability(v) >= DECISIVE
+}
+
+/// The probability of winning a position of value `v` (for the side the
+/// value is from): lichess's curve for centipawns, 1 or 0 for a mate.
+pub fn win_probability(v: Value) -> f64 {
+    match v.centipawns() {
+        Some(cp) => 1.0 / (1.0 + (-WIN_SLOPE * f64::from(cp)).exp()),
+        // A mate: for the side the value is from, or against it.
+        _ if v > Value::DRAW => 1.0,
+        _ => 0.0,
+    }
+}
+
+/// What a move valued `v` gives up against the best, valued `top` (not a
+/// mate): win probability lost, measured from a level position when
+/// behind (the curve flattens there, and a slip of the same size would
+/// count for nothing).
+pub fn loss(top: Value, v: Value) -> f64 {
+    let top_cp = top.centipawns().unwrap_or(0);
+    let shift = top_cp.min(0);
+    let at = |v: Value| match v.centipawns() {
+        Some(cp) => win_probability(Value::cp(cp - shift)),
+        None => win_probability(v),
+    };
+    (at(top) - at(v)).max(0.0)
+}
+
+/// A small, fast pseudo-random generator (SplitMix64): the level's draws
+/// and the book's, reproducible from a seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// A generator seeded from the process's random hash keys and the time:
+    /// a different sequence each time.
+    pub fn from_entropy() -> Rng {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        h.write_u128(now);
+        h.write_u32(std::process::id());
+        Rng(h.finish())
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Chess, Move, Position};
+
+    use super::*;
+
+    /// Candidates for the start position's first moves with these values
+    /// (centipawns, for us).
+    fn valued(values: &[i32]) -> Vec<Candidate> {
+        let moves: Vec<Move> = Chess::default().legal_moves().into_iter().collect();
+        values
+            .iter()
+            .zip(moves)
+            .map(|(&cp, mv)| Candidate {
+                value: Some(Value::cp(cp)),
+                ..Candidate::new(mv)
+            })
+            .collect()
+    }
+
+    /// How often each candidate is drawn over `n` draws.
+    fn shares(level: Level, candidates: &[Candidate], n: u32) -> Vec<f64> {
+        let mut rng = Rng::new(7);
+        let mut counts = vec![0u32; candidates.len()];
+        for _ in 0..n {
+            let c = level.choose(candidates, rng.next_u64()).expect("valued");
+            counts[c.index] += 1;
+        }
+        counts
+            .into_iter()
+            .map(|k| f64::from(k) / f64::from(n))
+            .collect()
+    }
+
+    #[test]
+    fn the_budget_and_the_spread_follow_the_rating() {
+        let levels: Vec<Level> = (MIN_ELO..=MAX_ELO).step_by(100).map(Level::new).collect();
+        for pair in levels.windows(2) {
+            assert!(pair[0].call_nodes() < pair[1].call_nodes());
+            assert!(pair[0].spread() > pair[1].spread());
+        }
+        assert_eq!(Level::new(0).elo(), MIN_ELO);
+        assert_eq!(Level::new(9999).elo(), MAX_ELO);
+        assert_eq!(Level::new(MIN_ELO).call_nodes(), 512);
+    }
+
+    #[test]
+    fn win_probability_is_lichess_curve() {
+        assert!((win_probability(Value::DRAW) - 0.5).abs() < 1e-12);
+        // Lichess's blunder (a 0.3 drop of 2w-1 from 0) is about 168 cp.
+        let w = win_probability(Value::cp(-168));
+        assert!((2.0 * w - 1.0 + 0.3).abs() < 0.01, "{w}");
+        assert_eq!(win_probability(-Value::MATED), 1.0);
+        assert_eq!(win_probability(Value::MATED), 0.0);
+    }
+
+    #[test]
+    fn a_slip_weighs_more_in_a_level_position_than_in_a_won_one_and_as_much_when_behind() {
+        let slip = |from: i32| loss(Value::cp(from), Value::cp(from - 300));
+        assert!(slip(0) > 2.0 * slip(700), "{} {}", slip(0), slip(700));
+        assert!((slip(-500) - slip(0)).abs() < 1e-12);
+        assert_eq!(loss(Value::cp(40), Value::cp(40)), 0.0);
+    }
+
+    #[test]
+    fn levels_change_the_distribution_of_moves() {
+        // The best, two slips of 40 and 120 cp, a piece given away.
+        let candidates = valued(&[30, -10, -90, -300]);
+        let low = shares(Level::new(600), &candidates, 20_000);
+        let high = shares(Level::new(2400), &candidates, 20_000);
+        assert!(low[0] < 0.6, "{low:?}");
+        assert!(high[0] > 0.95, "{high:?}");
+        for k in 1..3 {
+            assert!(low[k] > high[k], "move {k}: {low:?} {high:?}");
+        }
+        // Smaller slips are drawn more often than larger ones.
+        for shares in [&low, &high] {
+            assert!(shares.windows(2).all(|p| p[0] >= p[1]), "{shares:?}");
+        }
+    }
+
+    #[test]
+    fn gross_blunders_become_rarer_as_the_level_rises() {
+        // One good move, many that give a piece away (a loss of 3 pawns
+        // in a level position).
+        let mut values = vec![20];
+        values.extend(std::iter::repeat_n(-280, 15));
+        let candidates = valued(&values);
+        let rates: Vec<f64> = [600, 700, 800, 1400, 2200]
+            .into_iter()
+            .map(|elo| 1.0 - shares(Level::new(elo), &candidates, 20_000)[0])
+            .collect();
+        assert!(rates.windows(2).all(|p| p[0] >= p[1]), "{rates:?}");
+        assert!(rates[0] > rates[1] && rates[1] > rates[2], "{rates:?}");
+        assert!(rates[0] > 0.1, "a beginner gives pieces away: {rates:?}");
+        assert!(rates[3] < 0.001, "1400 next to never: {rates:?}");
+    }
+
+    #[test]
+    fn a_decided_game_plays_the_best_move() {
+        let won = valued(&[300, 900, 700, 650]);
+        let mut mate = valued(&[0, 50, -20]);
+        mate[2].value = Some((-Value::MATED).from_child(5));
+        let mut mated = valued(&[-100, -200]);
+        mated
+            .iter_mut()
+            .for_each(|c| c.value = Some(Value::MATED.from_child(4)));
+        mated[1].value = Some(Value::MATED.from_child(6));
+        // Won, the best move that does not repeat a position while one
+        // keeps the win; a mate is played even if it repeats.
+        let mut shuffling = won.clone();
+        shuffling[1].repeats = true;
+        shuffling[2].repeats = true;
+        let mut mating = mate.clone();
+        mating[2].repeats = true;
+        mating[1].value = Some(Value::cp(900));
+        let mut rng = Rng::new(3);
+        for _ in 0..1000 {
+            let r = rng.next_u64();
+            let level = Level::new(MIN_ELO);
+            assert_eq!(
+                level.choose(&shuffling, r).map(|c| (c.index, c.best)),
+                Some((3, 1))
+            );
+            assert_eq!(level.choose(&mating, r).map(|c| c.index), Some(2));
+        }
+        for _ in 0..1000 {
+            let level = Level::new(MIN_ELO);
+            let r = rng.next_u64();
+            assert_eq!(level.choose(&won, r).map(|c| c.index), Some(1));
+            assert_eq!(level.choose(&mate, r).map(|c| c.index), Some(2));
+            assert_eq!(level.choose(&mated, r).map(|c| c.index), Some(1));
+            assert!(level.choose(&won, r).is_some_and(|c| c.decided));
+        }
+    }
+
+    #[test]
+    fn only_valued_moves_are_drawn_and_the_draw_is_the_random_numbers() {
+        let mut candidates = valued(&[0, 0, 0]);
+        candidates[1].value = None;
+        let level = Level::new(MIN_ELO);
+        let mut rng = Rng::new(11);
+        for _ in 0..1000 {
+            let r = rng.next_u64();
+            let c = level.choose(&candidates, r).expect("valued");
+            assert_ne!(c.index, 1);
+            assert_eq!(level.choose(&candidates, r), Some(c));
+        }
+        assert_eq!(level.choose(&valued(&[])[..], 5), None);
+        assert_eq!(level.choose(&[Candidate::new(candidates[0].mv)], 5), None);
+        // Both ends of the random range stay inside.
+        assert!(level.choose(&candidates, u64::MAX).is_some());
+        assert!(level.choose(&candidates, 0).is_some());
+    }
+
+    #[test]
+    fn a_seed_repeats_its_sequence() {
+        let (mut a, mut b) = (Rng::new(42), Rng::new(42));
+        let xs: Vec<u64> = (0..5).map(|_| a.next_u64()).collect();
+        let ys: Vec<u64> = (0..5).map(|_| b.next_u64()).collect();
+        assert_eq!(xs, ys);
+        assert_ne!(Rng::new(43).next_u64(), xs[0]);
+        assert_ne!(Rng::from_entropy(), Rng::from_entropy());
+    }
+}

@@ -1,0 +1,381 @@
+//! Playing at a level (`UCI_LimitStrength`, `UCI_Elo`, `Seed`), modelling
+//! the person (`UCI_Opponent`) and the opening book (`OwnBook`,
+//! `BookFile`), through the binary over the built-in engine: behaviour,
+//! not strength (the calibration is a match: `uci-options.md`).
+
+mod common;
+
+use std::{path::PathBuf, time::Duration};
+
+use common::{Mpcmc, SECOND, assert_legal, position};
+use serde_json::Value as Json;
+use shakmaty::{Chess, Position, fen::Fen};
+
+/// Debian's `gnuchess-book` (installed by `scripts/test`): a real Polyglot
+/// book.
+const BOOK: &str = "/usr/share/games/gnuchess/book.bin";
+
+/// Middlegame and opening positions where many moves are playable.
+const POSITIONS: [&str; 4] = [
+    "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+    "r2q1rk1/pp2bppp/2n1bn2/3p4/3P4/2NBBN2/PP3PPP/R2QK2R w KQ - 4 10",
+    "rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 5",
+    "2r2rk1/pp1q1ppp/2n1pn2/3p4/3P4/2PBPN2/P2Q1PPP/R4RK1 w - - 0 14",
+];
+
+/// A scratch directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mpcmc-levels-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// The traces `path` holds, one a decision.
+fn traces(path: &std::path::Path) -> Vec<Json> {
+    std::fs::read_to_string(path)
+        .expect("trace file")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+/// Plays the game from `fen` to its end or `plies`: `attacker` (mpcmc,
+/// white) under `go`, and the built-in engine alone defending at 20 000
+/// nodes a move. Returns the final position.
+fn play_out(attacker: &mut Mpcmc, fen: &str, go: &str, plies: usize) -> Chess {
+    let mut defender = Mpcmc::builtin(&[]);
+    defender.handshake();
+    attacker.send("ucinewgame");
+    defender.send("ucinewgame");
+    let mut moves: Vec<String> = Vec::new();
+    let mut pos = position(Some(fen), &[]);
+    for _ in 0..plies {
+        if pos.is_game_over() {
+            break;
+        }
+        let (engine, limit) = if pos.turn().is_white() {
+            (&mut *attacker, go)
+        } else {
+            (&mut defender, "go nodes 20000")
+        };
+        engine.send(&format!("position fen {fen} moves {}", moves.join(" ")));
+        engine.send(limit);
+        let (mv, _) = engine.bestmove(60 * SECOND);
+        let m = assert_legal(&pos, &mv);
+        pos.play_unchecked(m);
+        moves.push(mv);
+    }
+    assert!(defender.quit().success());
+    pos
+}
+
+/// At its lowest level a limited mpcmc still mates with K+Q v K and K+R v
+/// K within the fifty-move rule: a decided game plays its best move, never
+/// one that repeats a position, at a budget that sees the mate.
+#[test]
+fn the_lowest_level_mates_with_a_queen_and_with_a_rook() {
+    for (fen, seed) in [
+        ("8/8/8/4k3/8/8/8/3QK3 w - - 0 1", "1"),
+        // Drawn by repetition before the rule against repeating, and by
+        // the fifty-move rule or a lost rook before decided games searched
+        // deeper.
+        ("8/8/8/4k3/8/8/8/R3K3 w - - 0 1", "2"),
+        ("7K/8/4R3/8/5k2/8/8/8 w - - 0 1", "3"),
+    ] {
+        let seed = format!("--seed={seed}");
+        let mut e = Mpcmc::start(&["--uci-limit-strength=true", "--uci-elo=600", &seed]);
+        e.handshake();
+        let end = play_out(&mut e, fen, "go wtime 60000 btime 60000", 100);
+        assert!(e.quit().success());
+        assert!(
+            end.is_checkmate(),
+            "{fen}: no mate, ended at {}",
+            Fen::from_position(&end, shakmaty::EnPassantMode::Legal)
+        );
+        assert!(end.halfmoves() < 100, "{fen}: past the fifty-move rule");
+    }
+}
+
+/// Each level draws from the same kind of values (a node total caps both
+/// levels' budgets alike here): the low level gives up more and plays the
+/// best valued move less often. With a fixed seed the draws are the same
+/// on every run, so this cannot flake.
+#[test]
+fn levels_change_the_distribution_of_moves() {
+    let dir = scratch("distribution");
+    let summary = |elo: &str| {
+        let path = dir.join(format!("{elo}.jsonl"));
+        let _ = std::fs::remove_file(&path);
+        let trace = format!("--trace-file={}", path.display());
+        let elo_flag = format!("--uci-elo={elo}");
+        let mut e = Mpcmc::start(&["--uci-limit-strength=true", &elo_flag, "--seed=5", &trace]);
+        e.handshake();
+        for fen in POSITIONS {
+            for _ in 0..4 {
+                e.send(&format!("position fen {fen}"));
+                e.send("go nodes 25000");
+                let (mv, lines) = e.bestmove(60 * SECOND);
+                assert_legal(&position(Some(fen), &[]), &mv);
+                assert!(
+                    lines
+                        .iter()
+                        .any(|l| l.starts_with("info string rule level")),
+                    "{lines:?}"
+                );
+            }
+        }
+        assert!(e.quit().success());
+        let traces = traces(&path);
+        assert_eq!(traces.len(), 16);
+        let losses: Vec<f64> = traces
+            .iter()
+            .map(|t| {
+                assert_eq!(t["rule"], "level", "{t}");
+                assert_eq!(t["level"]["elo"].as_u64(), elo.parse().ok());
+                t["level"]["loss"].as_f64().expect("loss")
+            })
+            .collect();
+        let best = traces
+            .iter()
+            .filter(|t| t["level"]["best"] == t["chosen"])
+            .count();
+        (losses.iter().sum::<f64>() / losses.len() as f64, best)
+    };
+    let (low_loss, low_best) = summary("600");
+    let (high_loss, high_best) = summary("2600");
+    assert!(
+        low_loss > 2.0 * high_loss,
+        "mean loss {low_loss} at 600, {high_loss} at 2600"
+    );
+    assert!(
+        low_best < high_best,
+        "best move {low_best}/16 at 600, {high_best}/16 at 2600"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The moves of a game mpcmc plays with itself from the start position at
+/// `elo`, `plies` long, in a new process with `flags`: twice in a row,
+/// `ucinewgame` between.
+fn self_play(flags: &[&str], plies: usize) -> [Vec<String>; 2] {
+    let mut e = Mpcmc::start(&[&["--uci-limit-strength=true", "--uci-elo=1000"], flags].concat());
+    e.handshake();
+    let mut games: [Vec<String>; 2] = Default::default();
+    for game in &mut games {
+        e.send("ucinewgame");
+        for _ in 0..plies {
+            e.send(&format!("position startpos moves {}", game.join(" ")));
+            e.send("go nodes 20000");
+            let (mv, _) = e.bestmove(60 * SECOND);
+            game.push(mv);
+        }
+    }
+    assert!(e.quit().success());
+    games
+}
+
+/// With `Seed` a game repeats: after `ucinewgame` and in a new process.
+/// Without, two games from the same position differ.
+#[test]
+fn a_seed_repeats_a_game_and_without_one_games_differ() {
+    let [a, b] = self_play(&["--seed=7"], 10);
+    let [c, _] = self_play(&["--seed=7"], 10);
+    assert_eq!(a, b, "after ucinewgame");
+    assert_eq!(a, c, "in a new process");
+    let [d, e] = self_play(&[], 10);
+    let [f, _] = self_play(&[], 10);
+    assert!(d != e || d != f, "{d:?} {e:?} {f:?}");
+}
+
+/// Every timed or budgeted `go` at a level draws its move; pondering, the
+/// move waits for `ponderhit`; analysis (`go infinite`) is at full
+/// strength.
+#[test]
+fn every_go_at_a_level_draws_and_analysis_is_full_strength() {
+    let mut e = Mpcmc::start(&["--uci-limit-strength=true", "--uci-elo=1200"]);
+    e.handshake();
+    let fen = POSITIONS[1];
+    for go in [
+        "go wtime 10000 btime 10000 winc 100 binc 100",
+        "go wtime 5000 btime 5000 movestogo 10",
+        "go movetime 500",
+        "go nodes 30000",
+        "go depth 5",
+        "go",
+    ] {
+        e.send(&format!("position fen {fen}"));
+        e.send(go);
+        let (mv, lines) = e.bestmove(30 * SECOND);
+        assert_legal(&position(Some(fen), &[]), &mv);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info string rule level: ") && l.contains("level 1200")),
+            "{go}: {lines:?}"
+        );
+    }
+    e.send(&format!("position fen {fen}"));
+    let from = e.transcript.len();
+    e.send("go ponder wtime 10000 btime 10000");
+    e.silent("bestmove", Duration::from_millis(700));
+    e.send("ponderhit");
+    let (mv, _) = e.bestmove(10 * SECOND);
+    assert_legal(&position(Some(fen), &[]), &mv);
+    let lines = &e.transcript[from..];
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string rule level")),
+        "{lines:?}"
+    );
+    e.send("go infinite");
+    e.silent("bestmove", Duration::from_millis(500));
+    e.send("stop");
+    let (_, lines) = e.bestmove(10 * SECOND);
+    assert!(
+        lines.iter().all(|l| !l.contains("rule level")),
+        "analysis is not drawn: {lines:?}"
+    );
+    assert!(e.quit().success());
+}
+
+/// `UCI_Opponent` as real GUIs send it: a rated human is modelled at that
+/// rating (the trace and `explain` say so); a computer, or no rating, is
+/// the child itself; a value that does not parse is said and leaves the
+/// model as it was.
+#[test]
+fn the_nominal_opponent_models_a_rated_person() {
+    let dir = scratch("opponent");
+    let path = dir.join("trace.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let trace = format!("--trace-file={}", path.display());
+    let mut e = Mpcmc::start(&["--child-nodes=2000", &trace]);
+    e.handshake();
+    let fen = POSITIONS[0];
+    let decide = |e: &mut Mpcmc, opponent: Option<&str>| -> Vec<String> {
+        let mut said = Vec::new();
+        if let Some(value) = opponent {
+            e.send(&format!("setoption name UCI_Opponent value {value}"));
+            e.send("isready");
+            said = e.until("readyok", 10 * SECOND);
+        }
+        e.send(&format!("position fen {fen}"));
+        e.send("go");
+        e.bestmove(30 * SECOND);
+        said
+    };
+    // Arena's human, lichess-bot's bot, cutechess's unrated human; a bad
+    // value after a rated human.
+    decide(&mut e, Some("GM 2500 human Garry Kasparov"));
+    decide(&mut e, Some("BOT 2650 computer some-bot"));
+    decide(&mut e, Some("none none human Name"));
+    decide(&mut e, Some("none 900 human test"));
+    let said = decide(&mut e, Some("GM strong human X"));
+    assert!(
+        said.iter().any(|l| l.starts_with("info string")
+            && l.contains("UCI_Opponent")
+            && l.contains("GM strong human X")),
+        "{said:?}"
+    );
+    decide(&mut e, Some("<empty>"));
+    assert!(e.quit().success());
+    let people: Vec<Json> = traces(&path).iter().map(|t| t["person"].clone()).collect();
+    let rated = |elo: u64| -> Json {
+        let nodes = people
+            .iter()
+            .find(|p| p["elo"] == elo)
+            .map(|p| p["nodes"].clone());
+        serde_json::json!({ "elo": elo, "nodes": nodes })
+    };
+    assert_eq!(
+        people,
+        [
+            rated(2500),
+            Json::Null,
+            Json::Null,
+            rated(900),
+            rated(900),
+            Json::Null
+        ]
+    );
+    // The person's budget: below the calls' 2000 at 900, above at 2500
+    // (the calls' own limit then stands).
+    assert!(people[3]["nodes"].as_u64() < Some(2000), "{people:?}");
+    assert!(people[0]["nodes"].as_u64() > Some(2000), "{people:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+        .args([
+            "explain",
+            "--child-nodes=1000",
+            "--uci-opponent=none 1300 human test",
+            "--fen",
+            fen,
+        ])
+        .output()
+        .expect("explain");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("replies predicted by: a person rated 1300"),
+        "{text}"
+    );
+}
+
+/// The book's move is played while it has one (weighted, as the book
+/// says; `Seed` makes the choice repeat), then the engine searches; a
+/// book that cannot be read is said, and the engine plays without it.
+#[test]
+fn the_book_is_used_and_left() {
+    assert!(
+        std::path::Path::new(BOOK).is_file(),
+        "this test needs {BOOK}: apt-get install -y gnuchess-book"
+    );
+    let book = format!("--book-file={BOOK}");
+    let opening = |seed: &str| {
+        let seed = format!("--seed={seed}");
+        let mut e = Mpcmc::start(&["--own-book=true", &book, &seed]);
+        e.handshake();
+        let mut moves: Vec<String> = Vec::new();
+        let mut from_book = 0;
+        for _ in 0..4 {
+            e.send(&format!("position startpos moves {}", moves.join(" ")));
+            e.send("go movetime 200");
+            let (mv, lines) = e.bestmove(10 * SECOND);
+            let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
+            assert_legal(&position(None, &refs), &mv);
+            if lines
+                .iter()
+                .any(|l| l.starts_with(&format!("info string book move {mv} (weight ")))
+            {
+                from_book += 1;
+            }
+            moves.push(mv);
+        }
+        // Out of the book: a search.
+        e.send("position fen 8/8/8/4k3/8/8/8/R3K3 w - - 0 1");
+        e.send("go movetime 200");
+        let (_, lines) = e.bestmove(10 * SECOND);
+        assert!(lines.iter().all(|l| !l.contains("book move")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.starts_with("info string rule")));
+        assert!(e.quit().success());
+        (moves, from_book)
+    };
+    let (a, from_book) = opening("3");
+    assert_eq!(from_book, 4, "the whole opening from the book: {a:?}");
+    assert_eq!(opening("3").0, a, "a seed repeats the book's choices");
+    let others: Vec<Vec<String>> = ["4", "5", "6"].map(|s| opening(s).0).into();
+    assert!(others.iter().any(|o| *o != a), "{a:?} {others:?}");
+
+    let mut e = Mpcmc::start(&["--own-book=true", "--book-file=/nonexistent/book.bin"]);
+    e.handshake();
+    e.send("position startpos");
+    e.send("go movetime 200");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&Chess::default(), &mv);
+    assert!(
+        lines.iter().any(|l| l
+            .starts_with("info string OwnBook: cannot read opening book '/nonexistent/book.bin'")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+}
