@@ -27,7 +27,7 @@ use crate::{
     uci::{
         meta::Meta,
         options::Options,
-        trace::{CandidateTrace, Score, Trace, rule_meaning},
+        trace::{CandidateTrace, Score, Trace, draw_text, rule_meaning},
     },
 };
 
@@ -275,15 +275,7 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         rule_meaning(&t.rule).unwrap_or("a rule this mpcmc does not know")
     )?;
     if let Some(l) = &t.level {
-        let how = if l.decided {
-            "the game is decided: the best move".to_owned()
-        } else {
-            format!(
-                "{:.3} of win probability given up against {}",
-                l.loss,
-                san(&pos, &l.best).0
-            )
-        };
+        let how = draw_text(l.decided, l.loss, &san(&pos, &l.best).0);
         writeln!(out, "level: {} ({how})", l.elo)?;
     }
     writeln!(

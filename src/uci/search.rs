@@ -4,7 +4,10 @@
 //! (`ChildNodes`, `ChildMoveTime`, `go depth|nodes|mate`, bare `go`), a timed
 //! pass whose per-call time is the move's time split over the calls and whose
 //! end is a hard deadline (`movetime`, clocks), or passes of doubling size until
-//! `stop` (`infinite`, and `ponder` until `ponderhit`). Whatever happens, the
+//! `stop` (`infinite`, and `ponder` until `ponderhit`); at a level
+//! (`UCI_LimitStrength`) one pass at the level's budget, the move drawn from
+//! the values, unless the GUI analyses (`infinite`). An open book's move
+//! comes before any of them (`OwnBook`). Whatever happens, the
 //! task ends by writing one `bestmove` with a legal move, or `(none)` at a
 //! finished root; under `infinite` and `ponder` only after `stop`/`ponderhit`.
 //!
@@ -184,6 +187,8 @@ enum Plan {
     Timed(MoveTime),
     /// Passes of doubling size until stopped.
     Deepening,
+    /// One pass at a level's budget, the move drawn ([`Search::at_level`]).
+    Level(Level),
 }
 
 /// When a root search that is the whole decision must answer.
@@ -215,6 +220,10 @@ fn plan(
     overhead: Duration,
 ) -> Plan {
     let pass = |limit| Plan::Fixed(Work::Pass(limit));
+    // At a level every `go` but analysis (`go infinite`, full strength).
+    if let Some(level) = options.level().filter(|_| !go.infinite) {
+        return Plan::Level(level);
+    }
     if options.child_nodes > 0 {
         return pass(ChildLimit::Nodes(options.child_nodes));
     }
@@ -388,10 +397,8 @@ impl Search {
         let overhead = self.overhead();
         let settings = self.req.options.settings();
         let breadth = (self.candidates.len(), self.branching());
-        // Analysis (`go infinite`) shows full-strength values.
-        let level = self.req.options.level().filter(|_| !self.req.go.infinite);
         let result = match plan(&self.req.go, &self.req.options, us, breadth, overhead) {
-            _ if let Some(level) = level => self.at_level(level, settings, us, overhead).await,
+            Plan::Level(level) => self.at_level(level, settings, us, overhead).await,
             Plan::Fixed(work) => {
                 // Pondering, the clock is not ours until `ponderhit`.
                 let ends = if self.req.go.ponder {
@@ -1240,16 +1247,7 @@ impl Search {
                 let c = &d.candidates[i];
                 show(c.value.map(|v| (c.mv, v)))
             };
-            let how = if c.decided {
-                "the game is decided: the best move".to_owned()
-            } else {
-                format!(
-                    "{} of win probability given up against {}",
-                    // Rounded to what the distribution tells apart.
-                    format_args!("{:.3}", c.loss),
-                    show_candidate(c.best)
-                )
-            };
+            let how = trace::draw_text(c.decided, c.loss, &show_candidate(c.best));
             self.req.out.info_string(format!(
                 "{rule}: level {} under {}: {} ({how}); {finished}/{} candidates{}",
                 draw.level.elo(),

@@ -278,6 +278,16 @@ pub fn rule_meaning(key: &str) -> Option<&'static str> {
         .map(|(_, _, meaning)| *meaning)
 }
 
+/// How a level's draw chose, for a person: `best` names the best valued
+/// move.
+pub fn draw_text(decided: bool, loss: f64, best: &str) -> String {
+    if decided {
+        "the game is decided: the best move".to_owned()
+    } else {
+        format!("{loss:.3} of win probability given up against {best}")
+    }
+}
+
 /// A child limit as a `go`'s limit words ("nodes 2000").
 pub fn budget_text(limit: ChildLimit) -> String {
     let go = limit.go().to_string();
