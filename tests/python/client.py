@@ -1,7 +1,10 @@
 """mpcmc through python-chess, the client under lichess-bot and many GUIs'
 scripting. Usage: client.py <mpcmc> <stockfish>. Exits non-zero on failure."""
 
+import json
+import os
 import sys
+import tempfile
 import time
 
 import chess
@@ -62,6 +65,27 @@ try:
     engine.configure({"ChildNodes": 1000})
     result = engine.play(mate, chess.engine.Limit(time=2), info=chess.engine.INFO_SCORE)
     assert result.move == chess.Move.from_uci("d1d8"), result.move
+
+    # A level, as lichess-bot plays a person: python-chess sends the
+    # person's UCI_Opponent with the game; each move is drawn at the level
+    # and the nominal opponent models a human of that rating (the trace
+    # says so).
+    trace = os.path.join(tempfile.mkdtemp(), "level.jsonl")
+    engine.configure({"ChildNodes": 0, "UCI_LimitStrength": True, "UCI_Elo": 1200, "TraceFile": trace})
+    person = chess.engine.Opponent(name="test", title=None, rating=1500, is_engine=False)
+    game = chess.Board()
+    for _ in range(3):
+        result = engine.play(
+            game, chess.engine.Limit(white_clock=3, black_clock=3), opponent=person, game="level"
+        )
+        assert result.move in game.legal_moves, (result.move, game.fen())
+        game.push(result.move)
+        game.push(next(iter(game.legal_moves)))
+    with open(trace) as f:
+        traces = [json.loads(line) for line in f]
+    assert len(traces) == 3, traces
+    assert all(t["rule"] == "level" and t["person"]["elo"] == 1500 for t in traces), traces
+    engine.configure({"UCI_LimitStrength": False, "TraceFile": ""})
 
     # Pondering as lichess-bot asks for it: after each move python-chess
     # sends `go ponder` on the predicted reply, then `ponderhit` when the
