@@ -943,6 +943,47 @@ mod tests {
         assert_eq!(weight(&[("ClearHash", "true"), ("ClearHash", "false")]), 50);
     }
 
+    /// The person the nominal opponent models: a rated human; an unrated
+    /// one at our level less `UCI_RatingAdv` when both are known; never a
+    /// computer. A value that does not parse leaves the model alone.
+    #[test]
+    fn the_person_is_a_rated_human() {
+        let elo = |sets: &[(&str, &str)]| {
+            let mut o = Options::default();
+            for (name, value) in sets {
+                o.set(name, Some(value)).expect("valid");
+            }
+            o.person().map(Level::elo)
+        };
+        assert_eq!(elo(&[]), None);
+        assert_eq!(
+            elo(&[("UCI_Opponent", "GM 2500 human Garry Kasparov")]),
+            Some(2500)
+        );
+        assert_eq!(elo(&[("UCI_Opponent", "BOT 2650 computer some-bot")]), None);
+        assert_eq!(elo(&[("UCI_Opponent", "none none human Name")]), None);
+        let unrated = ("UCI_Opponent", "none none human Name");
+        let at_level = [("UCI_LimitStrength", "true"), ("UCI_Elo", "1500")];
+        assert_eq!(elo(&[unrated, ("UCI_RatingAdv", "300")]), None);
+        assert_eq!(
+            elo(&[unrated, at_level[0], at_level[1], ("UCI_RatingAdv", "300")]),
+            Some(1200)
+        );
+        // A person below the lowest level is modelled at the lowest.
+        assert_eq!(elo(&[("UCI_Opponent", "none 200 human Kid")]), Some(600));
+        let mut o = Options::default();
+        o.set("UCI_Opponent", Some("none 1300 human test"))
+            .expect("valid");
+        let e = o
+            .set("UCI_Opponent", Some("GM strong human X"))
+            .expect_err("no rating");
+        assert!(e.to_string().contains("'GM strong human X'"), "{e}");
+        assert_eq!(o.person().map(Level::elo), Some(1300));
+        assert_eq!(o.settings().person, o.person());
+        o.set("UCI_Opponent", Some("")).expect("empty");
+        assert_eq!(o.person(), None);
+    }
+
     #[test]
     fn roles_share_children_unless_configured_apart() {
         let mut o = Options {
