@@ -80,12 +80,12 @@ impl Level {
         self.elo
     }
 
-    /// Nodes for each child call at this level: 512 at the lowest,
-    /// doubling every 250 points (about 131 000 at 2600). A clock may cut
-    /// it further.
+    /// Nodes for each child call at this level: 600 at the lowest,
+    /// doubling every 300 points (3810 at 1400, about 61 000 at 2600). A
+    /// clock may cut it further.
     pub fn call_nodes(self) -> u64 {
-        let doublings = f64::from(self.elo - MIN_ELO) / 250.0;
-        (512.0 * doublings.exp2()).round() as u64
+        let doublings = f64::from(self.elo - MIN_ELO) / 300.0;
+        (600.0 * doublings.exp2()).round() as u64
     }
 
     /// Nodes for each child call when the last decision found the game
@@ -95,10 +95,10 @@ impl Level {
     }
 
     /// The loss (in win probability) at which a move's weight falls to
-    /// `1/e`: 0.13 at the lowest level, shrinking by `e` every 600 points
-    /// (0.034 at 1400, 0.009 at 2200).
+    /// `1/e`: 0.12 at the lowest level, shrinking by `e` every 700 points
+    /// (0.038 at 1400, 0.012 at 2200).
     pub fn spread(self) -> f64 {
-        0.13 * (-f64::from(self.elo - MIN_ELO) / 600.0).exp()
+        0.12 * (-f64::from(self.elo - MIN_ELO) / 700.0).exp()
     }
 
     /// The draw's weight of a move that loses `loss`.
@@ -264,7 +264,7 @@ mod tests {
         }
         assert_eq!(Level::new(0).elo(), MIN_ELO);
         assert_eq!(Level::new(9999).elo(), MAX_ELO);
-        assert_eq!(Level::new(MIN_ELO).call_nodes(), 512);
+        assert_eq!(Level::new(MIN_ELO).call_nodes(), 600);
     }
 
     #[test]
