@@ -192,6 +192,34 @@ async fn crash_on_go_is_died_with_the_exit_status() {
 }
 
 #[tokio::test]
+async fn a_child_that_prints_without_end_is_overlong_not_out_of_memory() {
+    // `cat /dev/zero` on `go`: one line without end. Read unbounded, it
+    // grew to gigabytes in a second and aborted mpcmc.
+    let command = sh_engine("", "exec cat /dev/zero", None, "endless-line");
+    let mut client = spawn(command, "endless").await;
+    let started = std::time::Instant::now();
+    let err = client
+        .search(
+            &root_query(Game::default(), ChildLimit::Nodes(100)),
+            &CancellationToken::new(),
+        )
+        .await
+        .map_err(child_fault)
+        .expect_err("no line ever ends");
+    assert!(
+        matches!(&err, ChildError::Overlong { engine, doing } if engine.contains("endless") && doing == "searching"),
+        "{err:?}"
+    );
+    assert!(err.needs_restart());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    client.quit(Duration::from_millis(500)).await;
+}
+
+#[tokio::test]
 async fn spawn_of_a_missing_program_names_it() {
     let command = "/nonexistent/mpcmc-no-such-engine --uci".to_owned();
     let err = match Client::spawn(&ChildConfig::new(command), "ghost".to_owned()).await {

@@ -304,6 +304,28 @@ fn bad_input_is_survived(child: ChildKind) {
     e.send("isready");
     let lines = e.until("readyok", 5 * SECOND);
     assert!(!lines.iter().any(|l| l.starts_with("bestmove")));
+
+    // Latin-1 (not UTF-8) in a line, and a line far longer than any UCI
+    // line: said, skipped, and the session goes on.
+    e.send_bytes(b"setoption name caf\xe9 value 1\n");
+    let mut long = vec![b'x'; 1 << 20];
+    long.push(b'\n');
+    e.send_bytes(&long);
+    e.send("position startpos moves e2e4");
+    e.send("go nodes 5000");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string") && l.contains("caf\u{fffd}")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string")
+            && l.contains("a line of more than 65536 bytes, skipped")),
+        "{lines:?}"
+    );
+    assert_legal(&position(None, &["e2e4"]), &mv);
     assert!(e.quit().success());
 }
 

@@ -15,14 +15,16 @@ use std::{future::Future, pin::Pin, process::Stdio, sync::Arc, time::Duration};
 
 use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
 use tokio::{
-    io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines},
+    io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader},
     process::{Child, Command},
     time::Instant,
 };
 use tokio_util::sync::CancellationToken;
 
 use mpcmc_protocol::{
-    Bound, EngineLine, GuiCommand, OptionSpec, OptionType, StartPosition, parse_engine_line,
+    Bound, EngineLine, GuiCommand, OptionSpec, OptionType, StartPosition,
+    lines::{Split, Splitter, next_line_async},
+    parse_engine_line,
 };
 
 use crate::{
@@ -57,6 +59,14 @@ pub enum ChildError {
         doing: String,
         status: String,
     },
+    /// The child printed a line longer than any UCI line
+    /// ([`MAX_LINE`](mpcmc_protocol::lines::MAX_LINE)): its output cannot
+    /// be trusted, and it is restarted as one that died.
+    #[error(
+        "{engine} printed a line of more than {} bytes while {doing}: not UCI",
+        mpcmc_protocol::lines::MAX_LINE
+    )]
+    Overlong { engine: String, doing: String },
     #[error("{engine} stalled: no {waiting_for} within {after:?}")]
     Stalled {
         engine: String,
@@ -117,7 +127,10 @@ impl ChildError {
     pub fn needs_restart(&self) -> bool {
         matches!(
             self,
-            ChildError::Died { .. } | ChildError::Stalled { .. } | ChildError::BadAnswer { .. }
+            ChildError::Died { .. }
+                | ChildError::Overlong { .. }
+                | ChildError::Stalled { .. }
+                | ChildError::BadAnswer { .. }
         )
     }
 }
@@ -213,7 +226,9 @@ pub struct Client {
     /// The child process, when there is one (not over an in-memory pipe).
     process: Option<Child>,
     stdin: Writer,
-    stdout: Lines<BufReader<Reader>>,
+    stdout: BufReader<Reader>,
+    /// The line being read from `stdout` (kept when a deadline cuts a read).
+    splitter: Splitter,
     /// `id name`, when the child gave one.
     pub name: Option<String>,
     /// The options the child declared.
@@ -285,7 +300,8 @@ impl Client {
             label: format!("{label} ({})", config.command),
             process,
             stdin: writer,
-            stdout: BufReader::new(reader).lines(),
+            stdout: BufReader::new(reader),
+            splitter: Splitter::new(),
             name: None,
             options: Vec::new(),
             castling: config.castling,
@@ -603,7 +619,11 @@ impl Client {
     ) -> Result<EngineLine, ChildError> {
         let deadline = since + limit;
         loop {
-            let read = tokio::time::timeout_at(deadline, self.stdout.next_line()).await;
+            let read = tokio::time::timeout_at(
+                deadline,
+                next_line_async(&mut self.stdout, &mut self.splitter),
+            )
+            .await;
             let line = match read {
                 Err(_) => {
                     return Err(ChildError::Stalled {
@@ -612,7 +632,13 @@ impl Client {
                         after: since.elapsed(),
                     });
                 }
-                Ok(Ok(Some(line))) => line,
+                Ok(Ok(Some(Split::Line(line)))) => line,
+                Ok(Ok(Some(Split::Overlong))) => {
+                    return Err(ChildError::Overlong {
+                        engine: self.label.clone(),
+                        doing: doing.to_owned(),
+                    });
+                }
                 Ok(Ok(None)) => return Err(self.died(doing, None).await),
                 Ok(Err(e)) => return Err(self.died(doing, Some(e)).await),
             };

@@ -15,7 +15,11 @@
 //! - `--move=<uci>`: the move to answer (default `e2e4`);
 //! - `--ponder=<uci>`: answer `bestmove <move> ponder <uci>` (the `pv`
 //!   stays the move alone);
-//! - `--mate=<n>`: report `score mate <n>` (default `score cp 10`).
+//! - `--mate=<n>`: report `score mate <n>` (default `score cp 10`);
+//! - `--endless-line-on-go`: on `go`, print bytes with no newline, for
+//!   ever (`cat /dev/zero`);
+//! - `--latin1`: print `info string caf\xe9` (Latin-1, not UTF-8) before
+//!   every real line.
 //!
 //! As any UCI engine, it answers `go ponder` only after `ponderhit` or
 //! `stop`.
@@ -45,6 +49,8 @@ pub struct Fake {
     best: Option<String>,
     ponder: Option<String>,
     mate: Option<i32>,
+    endless_line_on_go: bool,
+    latin1: bool,
 }
 
 /// Every line the fakes of a test received, in order.
@@ -87,6 +93,8 @@ impl Fake {
                 "--garbage" => fake.garbage = true,
                 "--illegal-bestmove" => fake.illegal_bestmove = true,
                 "--none-bestmove" => fake.none_bestmove = true,
+                "--endless-line-on-go" => fake.endless_line_on_go = true,
+                "--latin1" => fake.latin1 = true,
                 _ => {
                     if let Some(m) = arg.strip_prefix("--move=") {
                         fake.best = Some(m.to_owned());
@@ -162,6 +170,10 @@ impl Fake {
                 }
                 "isready" => out.push("readyok".to_owned()),
                 "go" if self.crash_on_go => return Ok(()),
+                "go" if self.endless_line_on_go => loop {
+                    // Ends when the client closes the pipe.
+                    writer.write_all(&[b'0'; 4096]).await?;
+                },
                 "go" if self.stall_after_go => pending = true,
                 "go" if line.split_whitespace().any(|w| w == "ponder") => pondering = true,
                 "go" => out = self.search_result(),
@@ -182,6 +194,9 @@ impl Fake {
                     writer
                         .write_all(b"info frobnicate 7 wibble wobble-wobble\n")
                         .await?;
+                }
+                if self.latin1 {
+                    writer.write_all(b"info string caf\xe9\n").await?;
                 }
                 writer.write_all(format!("{line}\n").as_bytes()).await?;
             }

@@ -1039,7 +1039,11 @@ impl Worker {
                 let Err(e) = &result else { break result };
                 let retry = matches!(
                     e,
-                    SearchError::Child(ChildError::Died { .. } | ChildError::BadAnswer { .. })
+                    SearchError::Child(
+                        ChildError::Died { .. }
+                            | ChildError::Overlong { .. }
+                            | ChildError::BadAnswer { .. }
+                    )
                 ) && !job.retried
                     && !cancel.is_cancelled()
                     && !job.cancel.is_cancelled()

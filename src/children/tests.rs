@@ -111,6 +111,7 @@ fn cancelled_after(after: Duration) -> CancellationToken {
 #[derive(Debug)]
 enum Want {
     Died,
+    Overlong,
     Stalled {
         waiting_for: &'static str,
     },
@@ -138,6 +139,20 @@ fn faults() -> Vec<Fault> {
     let movetime = ChildLimit::MoveTime(Duration::from_millis(50));
     let long = ChildLimit::MoveTime(Duration::from_secs(60));
     vec![
+        Fault {
+            // `cat /dev/zero`: reported at the line bound, not when memory
+            // runs out.
+            flags: "--endless-line-on-go",
+            moves: "",
+            limit: ChildLimit::Nodes(100),
+            cancel_after: None,
+            want: Want::Overlong,
+            says: &[
+                "--endless-line-on-go",
+                "a line of more than 65536 bytes while searching",
+            ],
+            took: Duration::ZERO,
+        },
         Fault {
             flags: "--crash-on-go",
             moves: "",
@@ -221,6 +236,22 @@ fn false_mate(flag: &'static str, says: &'static [&'static str]) -> Fault {
 }
 
 #[tokio::test]
+async fn a_child_that_prints_latin1_is_sound() {
+    let heard = Heard::default();
+    let mut c = client("--latin1 --move=d2d4", "latin1", &heard).await;
+    for _ in 0..2 {
+        let q = query(game_from(None, ""), Vec::new(), ChildLimit::Nodes(100));
+        let report = c
+            .search(&q, &CancellationToken::new())
+            .await
+            .expect("a Latin-1 info string is no fault");
+        assert_eq!(report.best.to_string(), "d2-d4");
+    }
+    // One child throughout: the handshake and both searches.
+    assert_eq!(heard.count("uci"), 1, "{:?}", heard.lines());
+}
+
+#[tokio::test]
 async fn a_true_mate_in_one_claim_is_taken() {
     // (FEN, moves, the fake's flags): fool's mate, Qh4 mates; a king
     // whose one move, Kb8, is answered by Rh8 mate.
@@ -264,9 +295,11 @@ async fn every_fault_is_its_own_error_naming_the_child_at_its_deadline() {
         let took = started.elapsed();
         let message = err.to_string();
         match (&f.want, &err) {
-            (Want::Died, ChildError::Died { engine, doing, .. }) => {
+            (Want::Died, ChildError::Died { engine, doing, .. })
+            | (Want::Overlong, ChildError::Overlong { engine, doing }) => {
                 assert!(engine.contains(&label), "{message}");
                 assert_eq!(doing, "searching", "{message}");
+                assert!(err.needs_restart(), "{message}");
             }
             (
                 Want::Stalled { waiting_for },

@@ -127,6 +127,13 @@ impl Mpcmc {
         stdin.flush().expect("flush");
     }
 
+    /// Writes raw bytes (not necessarily UTF-8, not necessarily a line).
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to mpcmc");
+        stdin.flush().expect("flush");
+    }
+
     /// Closes stdin (end of input).
     pub fn close_stdin(&mut self) {
         self.stdin = None;

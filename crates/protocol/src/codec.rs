@@ -42,6 +42,8 @@ pub enum ParseError {
     MissingValue { field: String },
     #[error("'{line}': {reason}")]
     Syntax { line: String, reason: String },
+    #[error("a line of more than {} bytes, skipped", crate::lines::MAX_LINE)]
+    Overlong,
 }
 
 /// A parsed line with the recoverable problems found in it.

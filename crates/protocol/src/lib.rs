@@ -3,7 +3,8 @@
 //! command describes, with the rules that end it and the one Zobrist key
 //! ([`game`]); the one writer of an engine's stdout ([`output`]); and the
 //! engine side of a session, for any searcher ([`session`]); the
-//! `UCI_Opponent` value ([`opponent`]). It depends on
+//! `UCI_Opponent` value ([`opponent`]); lines read off either side's
+//! stream, bounded and leniently decoded ([`lines`]). It depends on
 //! nothing else of mpcmc's: the built-in engine and the meta-engine both
 //! build on it.
 // What faces the wire never panics on what comes over it.
@@ -14,6 +15,7 @@
 
 pub mod codec;
 pub mod game;
+pub mod lines;
 pub mod opponent;
 pub mod output;
 pub mod session;

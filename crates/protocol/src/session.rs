@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     EngineLine, Go, GuiCommand, OptionSpec, ParseError, Parsed, StartPosition,
     game::Game,
+    lines::{Split, Splitter, next_line},
     output::{Gate, Output},
     parse_gui_line,
 };
@@ -43,7 +44,9 @@ pub enum Input {
 }
 
 /// Starts the `stdin-reader` thread over `input`. Invalid UTF-8 is replaced,
-/// not fatal; end of input (or a read error) sends [`Input::Eof`].
+/// not fatal, and a line over [`MAX_LINE`](crate::lines::MAX_LINE) bytes is
+/// skipped with [`ParseError::Overlong`]; end of input (or a read error)
+/// sends [`Input::Eof`].
 pub fn spawn_reader<R: BufRead + Send + 'static>(
     mut input: R,
     tx: mpsc::UnboundedSender<Input>,
@@ -51,23 +54,26 @@ pub fn spawn_reader<R: BufRead + Send + 'static>(
     std::thread::Builder::new()
         .name("stdin-reader".into())
         .spawn(move || {
-            let mut buf = Vec::new();
+            let mut splitter = Splitter::new();
             loop {
-                buf.clear();
-                match input.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => {
+                let next = next_line(&mut input, &mut splitter);
+                // The clock of a `go` starts when it was read.
+                let read = Instant::now();
+                let parsed = match next {
+                    Ok(None) | Err(_) => {
                         let _ = tx.send(Input::Eof);
                         return;
                     }
-                    Ok(_) => {}
-                }
-                let line = String::from_utf8_lossy(&buf);
-                if line.trim().is_empty() {
-                    continue;
-                }
-                tracing::debug!("gui > {}", line.trim_end());
-                let read = Instant::now();
-                if tx.send(Input::Line(read, parse_gui_line(&line))).is_err() {
+                    Ok(Some(Split::Overlong)) => Err(ParseError::Overlong),
+                    Ok(Some(Split::Line(line))) => {
+                        if line.trim().is_empty() {
+                            continue;
+                        }
+                        tracing::debug!("gui > {}", line.trim_end());
+                        parse_gui_line(&line)
+                    }
+                };
+                if tx.send(Input::Line(read, parsed)).is_err() {
                     return;
                 }
             }
