@@ -339,6 +339,32 @@ fn searchmoves_restricts_the_candidates(child: ChildKind) {
     assert!(e.quit().success());
 }
 
+/// `Threads` above the machine's cores: the children are held to the
+/// cores (more only share them and lose time), said in an `info string`.
+#[test]
+fn threads_beyond_the_cores_are_held_to_them() {
+    let mut e = Mpcmc::start(&["--threads=256"]);
+    e.send("uci");
+    e.until("uciok", 5 * SECOND);
+    // Said when the children start: at `isready`.
+    e.send("isready");
+    let hello = e.until("readyok", 10 * SECOND);
+    e.send("position startpos");
+    e.send("go wtime 2000 btime 2000");
+    let sent = std::time::Instant::now();
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&position(None, &[]), &mv);
+    assert!(
+        hello
+            .iter()
+            .chain(&lines)
+            .any(|l| l.starts_with("info string Threads 256 is more than the")),
+        "{hello:?} {lines:?}"
+    );
+    assert!(sent.elapsed() < 2 * SECOND, "{:?}", sent.elapsed());
+    assert!(e.quit().success());
+}
+
 #[test]
 fn quit_leaves_no_child_process() {
     let mut e = Mpcmc::with_stockfish(&[

@@ -109,6 +109,14 @@ impl Meta {
         if let Some(old) = self.pool.take() {
             self.retire(old);
         }
+        let threads = self.options.threads;
+        if self.options.workers.trim().is_empty() && threads > self.options.cores() {
+            out.info_string(format!(
+                "Threads {threads} is more than the {} cores here: children use {}",
+                self.options.cores(),
+                self.options.cores()
+            ));
+        }
         let pool = Arc::new(Pool::start(config));
         self.pool = Some(pool.clone());
         Some(pool)

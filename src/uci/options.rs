@@ -724,7 +724,14 @@ impl Options {
     /// How many child searches run at once: `Threads` cores, `ChildThreads`
     /// of them to each search (at least one search).
     pub fn search_slots(&self) -> usize {
-        (self.threads / self.threads_per_child()).max(1) as usize
+        (self.cores() / self.threads_per_child()).max(1) as usize
+    }
+
+    /// `Threads`, held to the cores of this machine
+    /// ([`mpcmc_builtin::usable_threads`]): more children searching at once
+    /// than cores only lose time to the scheduler.
+    pub fn cores(&self) -> u32 {
+        mpcmc_builtin::usable_threads(self.threads as usize).0 as u32
     }
 
     /// `ChildThreads`, or for 0 (auto): one when every call has a budget of
@@ -742,7 +749,7 @@ impl Options {
             {
                 1
             }
-            0 => self.threads.max(1),
+            0 => self.cores(),
             n => n,
         }
     }
@@ -1091,37 +1098,42 @@ mod tests {
             let c = o.pool_config().expect("config");
             hash_of(c.first(Role::Evaluator).expect("evaluator"))
         };
+        // `Threads` is held to the machine's cores: four where there are
+        // four, else as many as there are.
+        let n = mpcmc_builtin::machine_cores().min(4) as u32;
         let mut o = Options::default();
         o.set("Threads", Some("4")).expect("threads");
         o.set("ChildThreads", Some("1")).expect("child threads");
         o.set("Hash", Some("256")).expect("hash");
         let c = o.pool_config().expect("config");
-        assert_eq!(c.processes(), 4);
+        assert_eq!(c.processes(), n as usize);
+        let share = |processes: u32| Some((256 / processes).to_string());
         assert_eq!(
-            hash_of(c.first(Role::Evaluator).expect("evaluator")).as_deref(),
-            Some("64")
+            hash_of(c.first(Role::Evaluator).expect("evaluator")),
+            share(n)
         );
-        // Roles apart: eight processes.
+        // Roles apart: twice the processes.
         o.set("OpponentOptions", Some("Skill Level=3"))
             .expect("set");
         let c = o.pool_config().expect("config");
-        assert_eq!(c.processes(), 8);
+        assert_eq!(c.processes(), 2 * n as usize);
         assert_eq!(
-            hash_of(c.first(Role::Evaluator).expect("evaluator")).as_deref(),
-            Some("32")
+            hash_of(c.first(Role::Evaluator).expect("evaluator")),
+            share(2 * n)
         );
         assert_eq!(
-            hash_of(c.first(Role::Opponent).expect("opponent")).as_deref(),
-            Some("32")
+            hash_of(c.first(Role::Opponent).expect("opponent")),
+            share(2 * n)
         );
         // Two threads a child: half the searches, twice the hash each.
         o.set("OpponentOptions", Some("")).expect("set");
         o.set("ChildThreads", Some("2")).expect("child threads");
         let c = o.pool_config().expect("config");
-        assert_eq!(c.threads(), 2);
+        let searches = (n / 2).max(1);
+        assert_eq!(c.threads(), searches as usize);
         assert_eq!(
-            hash_of(c.first(Role::Evaluator).expect("evaluator")).as_deref(),
-            Some("128")
+            hash_of(c.first(Role::Evaluator).expect("evaluator")),
+            share(searches)
         );
         assert!(
             c.first(Role::Evaluator)
@@ -1142,13 +1154,13 @@ mod tests {
                 c.first(Role::Evaluator)
                     .expect("evaluator")
                     .options
-                    .contains(&("Threads".into(), "4".into()))
+                    .contains(&("Threads".into(), n.to_string()))
             );
             o.set("ChildNodes", Some("2000")).expect("child nodes");
-            assert_eq!(o.pool_config().expect("config").threads(), 4);
+            assert_eq!(o.pool_config().expect("config").threads(), n as usize);
             o.set("ChildNodes", Some("0")).expect("child nodes");
             o.set("ChildMoveTime", Some("20")).expect("child movetime");
-            assert_eq!(o.pool_config().expect("config").threads(), 4);
+            assert_eq!(o.pool_config().expect("config").threads(), n as usize);
             o.set("ChildMoveTime", Some("0")).expect("child movetime");
         }
         o.set("Evaluator", Some("builtin")).expect("evaluator");

@@ -66,6 +66,21 @@ pub struct Limits {
 /// The most search threads an engine runs ([`Engine::set_threads`]).
 pub const MAX_THREADS: usize = 256;
 
+/// The cores this process may run on (its CPU affinity and cgroup quota
+/// count): more search threads than this only share them, and on a clock
+/// they lose time to the scheduler (`Threads` 256 on 2 cores took 8.8 s
+/// of a 1 s clock). At least 1.
+pub fn machine_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// `Threads` as a GUI set it, held to [`machine_cores`]: the threads to
+/// search with, and whether that is fewer than asked (to be said).
+pub fn usable_threads(asked: usize) -> (usize, bool) {
+    let cores = machine_cores();
+    (asked.clamp(1, cores), asked > cores)
+}
+
 /// A bare `go` (no limit at all) searches this many nodes, about a second.
 pub const BARE_GO_NODES: u64 = 1_000_000;
 

@@ -92,12 +92,19 @@ impl<S: Settings> Searcher for Standalone<S> {
     }
 
     fn go(&mut self, request: GoRequest) -> JoinHandle<()> {
+        let (threads, held) = crate::usable_threads(self.settings.threads());
+        if held {
+            request.out.info_string(format!(
+                "Threads {} is more than the {threads} cores here: searching with {threads}",
+                self.settings.threads()
+            ));
+        }
         tokio::spawn(go::run(BuiltinGo {
             go: request.go,
             game: request.game,
             engine: self.engine.clone(),
             hash_mb: self.settings.hash_mb(),
-            threads: self.settings.threads(),
+            threads,
             clear: self.clear.clone(),
             out: request.out,
             overhead: self.settings.move_overhead(),
