@@ -138,12 +138,35 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
+/// Told to stop by a signal (a GUI or a tournament runner ending the
+/// engine with SIGTERM, Ctrl-C, a closed terminal): every child's process
+/// group ends with mpcmc, grandchildren under wrappers included.
+async fn end_children_on_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::warn!("cannot watch for signals: children end only with quit");
+        return;
+    };
+    let code = tokio::select! {
+        _ = term.recv() => 128 + libc::SIGTERM,
+        _ = int.recv() => 128 + libc::SIGINT,
+        _ = hup.recv() => 128 + libc::SIGHUP,
+    };
+    mpcmc::children::group::end_all();
+    std::process::exit(code);
+}
+
 /// Answers a GUI on stdin/stdout with `searcher` until `quit` or end of
 /// input.
 fn serve<S: Searcher>(runtime: tokio::runtime::Runtime, searcher: S) -> anyhow::Result<()> {
     let (out, writer) = Output::start(io::stdout()).context("cannot start stdout writer")?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Input>();
     spawn_reader(io::BufReader::new(io::stdin()), tx).context("cannot start stdin reader")?;
+    runtime.spawn(end_children_on_signal());
     runtime.block_on(Session::new(searcher, out).run(rx));
     // Tasks still alive go with the runtime (their searches are told to stop
     // when dropped); the stdin reader may still block on a read: it is not

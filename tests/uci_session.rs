@@ -388,6 +388,54 @@ fn quit_leaves_no_child_process() {
     assert!(left.is_empty(), "children still alive: {left:?}");
 }
 
+/// What a child starts (a wrapper script's engine, or here a process that
+/// ignores its input and every polite signal, as a stuck engine does) is
+/// mpcmc's grandchild: it ends with mpcmc however mpcmc is ended — `quit`,
+/// SIGTERM, the end of input — even mid-search.
+#[test]
+fn grandchildren_under_a_wrapper_end_with_mpcmc() {
+    for end in ["quit", "sigterm", "eof"] {
+        let evaluator = format!(
+            "--evaluator=sh -c '(trap \"\" TERM HUP INT; exec sleep 600) & exec {}'",
+            common::stockfish()
+        );
+        let mut e = Mpcmc::start(&[&evaluator]);
+        e.handshake();
+        e.send("position startpos");
+        e.send("go nodes 20000");
+        e.bestmove(20 * SECOND);
+        let children = e.children();
+        let grandchildren: Vec<u32> = children
+            .iter()
+            .flat_map(|&w| common::children_of(w))
+            .collect();
+        assert!(
+            !grandchildren.is_empty(),
+            "{end}: nothing under {children:?}"
+        );
+        e.send("go infinite");
+        thread::sleep(Duration::from_millis(200));
+        match end {
+            "quit" => e.send("quit"),
+            // SAFETY: a signal to the mpcmc this test started.
+            "sigterm" => unsafe {
+                libc::kill(e.pid() as libc::pid_t, libc::SIGTERM);
+            },
+            _ => e.close_stdin(),
+        }
+        e.wait(10 * SECOND);
+        let deadline = std::time::Instant::now() + 2 * SECOND;
+        while grandchildren.iter().any(|&p| alive(p)) && std::time::Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        let left: Vec<_> = grandchildren.iter().filter(|&&p| alive(p)).collect();
+        assert!(
+            left.is_empty(),
+            "{end}: grandchildren still alive: {left:?}"
+        );
+    }
+}
+
 fn end_of_input_quits(child: ChildKind) {
     let mut e = Mpcmc::over(child, &[]);
     e.handshake();

@@ -29,6 +29,7 @@ use mpcmc_protocol::{
 
 use crate::{
     children::command::{CommandError, EngineCommand},
+    children::group::Group,
     mpc::{ChildLimit, Progress, Query, Report, Role, Value},
 };
 
@@ -225,6 +226,9 @@ pub struct Client {
     label: String,
     /// The child process, when there is one (not over an in-memory pipe).
     process: Option<Child>,
+    /// The process group it leads, with whatever it started; ended when
+    /// the client goes (after `quit`, or killed with it): held for its drop.
+    _group: Option<Group>,
     stdin: Writer,
     stdout: BufReader<Reader>,
     /// The line being read from `stdout` (kept when a deadline cuts a read).
@@ -256,6 +260,8 @@ impl Client {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true);
+        #[cfg(unix)]
+        child.process_group(0);
         die_with_parent(&mut child);
         let mut child = child.spawn().map_err(|source| ChildError::Spawn {
             command: config.command.clone(),
@@ -267,12 +273,14 @@ impl Client {
                 source: std::io::Error::other("no pipes to the child"),
             });
         };
+        let group = child.id().and_then(Group::led_by);
         Client::start(
             config,
             label,
             Box::new(stdout),
             Box::new(stdin),
             Some(child),
+            group,
         )
         .await
     }
@@ -285,7 +293,7 @@ impl Client {
         reader: Reader,
         writer: Writer,
     ) -> Result<Client, ChildError> {
-        Client::start(config, label, reader, writer, None).await
+        Client::start(config, label, reader, writer, None, None).await
     }
 
     /// The handshake, the options and `isready` of [`Client::spawn`].
@@ -295,10 +303,12 @@ impl Client {
         reader: Reader,
         writer: Writer,
         process: Option<Child>,
+        group: Option<Group>,
     ) -> Result<Client, ChildError> {
         let mut client = Client {
             label: format!("{label} ({})", config.command),
             process,
+            _group: group,
             stdin: writer,
             stdout: BufReader::new(reader),
             splitter: Splitter::new(),

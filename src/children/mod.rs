@@ -10,6 +10,7 @@ pub mod client;
 pub mod command;
 #[cfg(test)]
 mod fake;
+pub mod group;
 pub mod inprocess;
 pub mod pool;
 pub mod simulated;
