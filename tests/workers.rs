@@ -72,3 +72,26 @@ fn a_game_over_a_mixed_pool_leaves_no_process_behind() {
         assert!(!alive(pid), "child {pid} left behind");
     }
 }
+
+/// A worker whose child stops answering after `go` (a hung engine, a
+/// frozen host) must never cost the move its time: the decision leaves the
+/// silent search behind once cut short, and moves from the rounds complete
+/// by then. (It held the move to the child's stall deadline: 1.38 s on
+/// `go movetime 500`, 3.09 s of a 3 s clock.)
+#[test]
+fn a_hung_worker_never_costs_the_game_on_time() {
+    let hang = common::sh_engine("", "", None, "hang-after-go");
+    let workers = format!("--workers=builtin; {hang}");
+    let mut e = Mpcmc::start(&[&workers]);
+    e.handshake();
+    e.send("position startpos moves e2e4");
+    let sent = std::time::Instant::now();
+    e.send("go movetime 500");
+    let (mv, lines) = e.bestmove(5 * SECOND);
+    let took = sent.elapsed();
+    common::assert_legal(&common::position(None, &["e2e4"]), &mv);
+    assert!(took < Duration::from_millis(700), "{took:?}: {lines:?}");
+    e.send("ucinewgame");
+    e.play_clock_game(3000, 30, 30);
+    assert!(e.quit().success());
+}

@@ -1071,6 +1071,9 @@ impl Search {
         // the lines show the best of every move valued so far.
         let mut latest: Vec<Candidate> = Vec::new();
         let mut valued_in: Vec<(Move, u32)> = Vec::new();
+        // The last complete round's decision: the move when the pass, cut
+        // short, does not end in time (a child that answers no `stop`).
+        let mut last_complete: Option<Decision> = None;
         let mut on_round = |r: &Round<'_>| {
             if tracing_rounds {
                 traced.push(trace::round(r, castling));
@@ -1078,6 +1081,7 @@ impl Search {
             if !r.complete {
                 return;
             }
+            last_complete = Some(r.decision.clone());
             spent += r.decision.stats.nodes;
             let elapsed = received.elapsed();
             let nodes = base + spent;
@@ -1109,6 +1113,7 @@ impl Search {
             self.deadline = deadline;
         }
         let watch_ponderhit = !matches!(ends.on_ponderhit, OnPonderHit::Ignore);
+        let mut give_up_passed = false;
         let decision = {
             let work: std::pin::Pin<Box<dyn Future<Output = Option<Decision>> + Send + '_>> =
                 match work {
@@ -1135,9 +1140,23 @@ impl Search {
                 };
             tokio::pin!(work);
             let mut hit = false;
+            // Once cut short (the deadline, `stop`), the pass has a moment
+            // to gather its searches; a child that stays silent (hung,
+            // frozen, a partitioned host) is then left behind, and the move
+            // comes from the rounds complete by then (or the fallback), in
+            // time, not after the child's stall deadline.
+            let mut give_up: Option<Instant> = None;
             loop {
+                if cancel.is_cancelled() && give_up.is_none() {
+                    give_up = Some(Instant::now() + CANCEL_GRACE);
+                }
                 tokio::select! {
                     d = &mut work => break d,
+                    _ = tokio::time::sleep_until(give_up.unwrap_or(far).into()), if give_up.is_some() => {
+                        tracing::warn!("a search did not end {CANCEL_GRACE:?} after it was cut short; deciding without it");
+                        give_up_passed = true;
+                        break None;
+                    }
                     _ = self.req.stop.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
                     _ = self.req.ponderhit.cancelled(), if watch_ponderhit && !hit && !cancel.is_cancelled() => {
                         hit = true;
@@ -1160,6 +1179,14 @@ impl Search {
                     _ = tokio::time::sleep_until(deadline.unwrap_or(far).into()), if deadline.is_some() && !cancel.is_cancelled() => cancel.cancel(),
                 }
             }
+        };
+        // Left behind (see `give_up`): the last complete round decides.
+        let decision = match (decision, give_up_passed) {
+            (None, true) => last_complete.map(|d| Decision {
+                cancelled: true,
+                ..d
+            }),
+            (d, _) => d,
         };
         let first_round = self.rounds.len();
         self.rounds.append(&mut traced);
