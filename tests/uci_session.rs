@@ -229,6 +229,41 @@ fn finished_root_answers_none(child: ChildKind) {
     assert!(e.quit().success());
 }
 
+/// Analysis of a position where every move ends the game by rule (K v K,
+/// K+N v K, the fifty-move rule reached): every value is exact, so the
+/// analysis is complete at once and printed once, not thousands of times a
+/// second (it printed 294 860 lines in one second), and `stop` and
+/// `isready` are answered at once. With one worker and with two.
+fn an_exact_analysis_is_printed_once(child: ChildKind) {
+    let positions = [
+        "8/8/4k3/8/8/3K4/8/8 w - - 0 1",
+        "8/8/4k3/8/8/3K4/8/6N1 w - - 0 1",
+        "4k3/8/8/8/8/8/4P3/4K3 w - - 100 80",
+    ];
+    for threads in ["--threads=1", "--threads=2"] {
+        let mut e = Mpcmc::over(child, &[threads, "--child-threads=1"]);
+        e.handshake();
+        for fen in positions {
+            e.send(&format!("position fen {fen}"));
+            e.send("go infinite");
+            e.silent("bestmove", Duration::from_millis(500));
+            e.send("stop");
+            let (mv, lines) = e.bestmove(2 * SECOND);
+            assert_legal(&position(Some(fen), &[]), &mv);
+            assert!(lines.len() < 200, "{threads} {fen}: {} lines", lines.len());
+            e.send(&format!("position fen {fen}"));
+            e.send("go ponder movetime 1000");
+            e.silent("bestmove", Duration::from_millis(300));
+            e.send("ponderhit");
+            let (_, lines) = e.bestmove(3 * SECOND);
+            assert!(lines.len() < 200, "{threads} {fen}: {} lines", lines.len());
+            e.send("isready");
+            e.until("readyok", SECOND);
+        }
+        assert!(e.quit().success());
+    }
+}
+
 fn finds_a_mate_in_one(child: ChildKind) {
     let mut e = Mpcmc::over(child, &["--child-nodes=2000"]);
     e.handshake();
@@ -816,6 +851,7 @@ over_each_child!(
     ponder_answers_after_ponderhit,
     ponderhit_continues_the_rounds,
     finished_root_answers_none,
+    an_exact_analysis_is_printed_once,
     finds_a_mate_in_one,
     bad_input_is_survived,
     searchmoves_restricts_the_candidates,

@@ -596,6 +596,12 @@ impl Search {
             let broken = outcome
                 .as_ref()
                 .is_some_and(|o| !o.decision.cancelled && o.decision.rule == Rule::NoAnswer);
+            // Every value exact (each move ends the game by rule: no child
+            // was asked): the analysis is complete, and more passes would
+            // only print it again, thousands of times a second.
+            let exact = outcome
+                .as_ref()
+                .is_some_and(|o| !o.decision.cancelled && o.decision.stats.calls == 0);
             last = self.keep_better(last, outcome);
             if self.req.stop.is_cancelled() {
                 return last;
@@ -611,7 +617,7 @@ impl Search {
                     None => last,
                 };
             }
-            if broken {
+            if broken || exact {
                 // No child answers: more passes would only spin; the
                 // built-in engine takes over until `stop`.
                 return last;
