@@ -374,6 +374,74 @@ fn searchmoves_restricts_the_candidates(child: ChildKind) {
     assert!(e.quit().success());
 }
 
+/// A storm of unpaced commands (20 000 lines, thousands of `go`s) is
+/// worked through fast: a `go` with a newer command queued behind it
+/// starts already stopped, and a `quit` anywhere in the queue ends mpcmc
+/// at once. (It took 32-50 s after the input ended, and `quit` waited
+/// behind the queue.)
+#[test]
+fn a_command_storm_is_survived_and_quit_ends_it() {
+    let storm = |seed: u64, lines: usize| -> Vec<u8> {
+        let commands = [
+            "position startpos moves e2e4",
+            "go movetime 1000",
+            "isready",
+            "go nodes 100000",
+            "stop",
+            "position startpos",
+            "go depth 20",
+            "go wtime 5000 btime 5000",
+            "ucinewgame",
+        ];
+        let mut x = seed;
+        let mut bytes = Vec::new();
+        for _ in 0..lines {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = commands[(x >> 33) as usize % commands.len()];
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
+        bytes
+    };
+    // A storm of 5000 lines, then a clean search: answered, and the last
+    // bestmove is for that position. (20 000 lines: 218 s here before, on
+    // a busy machine; 25 s now, most of it the 10 ms move of each `go`
+    // that a `stop` ended.)
+    let mut e = Mpcmc::start(&[]);
+    e.handshake();
+    let sent = std::time::Instant::now();
+    let bytes = storm(1, 5000);
+    let gos = bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| l.starts_with(b"go"))
+        .count();
+    e.send_bytes(&bytes);
+    e.send("position startpos moves e2e4 e7e5");
+    e.send("go nodes 3000");
+    // One bestmove a go, in order: the last is the clean search's.
+    for _ in 0..gos {
+        e.bestmove(60 * SECOND);
+    }
+    let (mv, _) = e.bestmove(60 * SECOND);
+    assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+    let took = sent.elapsed();
+    assert!(took < 30 * SECOND, "{gos} gos: {took:?}");
+    assert!(e.quit().success());
+    // The storm, then `quit`: out within a second.
+    for seed in 1..=3 {
+        let mut e = Mpcmc::start(&[]);
+        e.handshake();
+        let mut bytes = storm(seed, 20_000);
+        bytes.extend_from_slice(b"quit\n");
+        let sent = std::time::Instant::now();
+        e.send_bytes(&bytes);
+        assert!(e.wait(10 * SECOND).success());
+        assert!(sent.elapsed() < SECOND, "seed {seed}: {:?}", sent.elapsed());
+    }
+}
+
 /// `Threads` above the machine's cores: the children are held to the
 /// cores (more only share them and lose time), said in an `info string`.
 #[test]

@@ -14,6 +14,7 @@
 //! is answered with `info string` and the session carries on.
 
 use std::{
+    collections::VecDeque,
     fmt,
     future::Future,
     io::BufRead,
@@ -149,6 +150,34 @@ impl Running {
     }
 }
 
+/// A queued `quit`.
+fn is_quit(msg: &Input) -> bool {
+    matches!(msg, Input::Line(_, Ok(p)) if p.command == GuiCommand::Quit)
+}
+
+/// What a queued command says of a `go` before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// `stop`: the move now (its first iteration).
+    Stop,
+    /// Another `go`, `position`, `ucinewgame`: the GUI has moved on, and
+    /// the `go`'s answer is stale.
+    Elsewhere,
+}
+
+fn moves_on(msg: &Input) -> Option<Next> {
+    match msg {
+        Input::Line(_, Ok(p)) => match p.command {
+            GuiCommand::Stop => Some(Next::Stop),
+            GuiCommand::Go(_) | GuiCommand::Position { .. } | GuiCommand::UciNewGame => {
+                Some(Next::Elsewhere)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// How long `quit` (or a new `go`) waits for a search to write its
 /// `bestmove`.
 const QUIT_GRACE: Duration = Duration::from_secs(3);
@@ -178,19 +207,43 @@ impl<S: Searcher> Session<S> {
 
     /// Runs until `quit` (or end of input); then stops the search and lets
     /// the searcher go.
+    ///
+    /// What the reader has queued is looked at before each command (the
+    /// GUI's lines arrive far faster than searches end): a `quit` anywhere
+    /// in it ends the session at once, the commands before it skipped; a
+    /// `go` with a `stop` queued behind it starts already stopped (the move
+    /// of its first iteration); one with another `go`, a `position` or a
+    /// `ucinewgame` queued first is answered unsearched (its first legal
+    /// move: stale before it could be read). A storm of 20 000 unpaced
+    /// lines took 32-50 s, and `quit` waited behind it.
     pub async fn run(mut self, mut input: mpsc::UnboundedReceiver<Input>) {
+        let mut pending: VecDeque<Input> = VecDeque::new();
         loop {
-            let finished = async {
-                match self.search.as_mut() {
-                    Some(s) => (&mut s.task).await,
-                    None => std::future::pending().await,
+            while let Ok(msg) = input.try_recv() {
+                pending.push_back(msg);
+            }
+            if let Some(at) = pending.iter().position(is_quit) {
+                if at > 0 {
+                    tracing::debug!("quit: {at} commands before it skipped");
                 }
-            };
-            let msg = tokio::select! {
-                msg = input.recv() => msg,
-                joined = finished => {
-                    self.search_ended(joined);
-                    continue;
+                break;
+            }
+            let msg = match pending.pop_front() {
+                Some(msg) => Some(msg),
+                None => {
+                    let finished = async {
+                        match self.search.as_mut() {
+                            Some(s) => (&mut s.task).await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        msg = input.recv() => msg,
+                        joined = finished => {
+                            self.search_ended(joined);
+                            continue;
+                        }
+                    }
                 }
             };
             let (read, parsed) = match msg {
@@ -209,8 +262,27 @@ impl<S: Searcher> Session<S> {
             for problem in &parsed.problems {
                 self.out.info_string(problem);
             }
+            let next = match parsed.command {
+                GuiCommand::Go(_) => pending.iter().find_map(moves_on),
+                _ => None,
+            };
+            if next == Some(Next::Elsewhere) {
+                // Its answer is stale before it could be read.
+                self.finish_search().await;
+                let pos = self.game.position();
+                let first = pos.legal_moves().first().copied();
+                tracing::debug!("a go with a newer go or position queued: answered unsearched");
+                self.out
+                    .bestmove(pos, first, None, self.game.castling_mode());
+                continue;
+            }
             if !self.handle(parsed.command, read).await {
                 break;
+            }
+            if next == Some(Next::Stop)
+                && let Some(s) = &self.search
+            {
+                s.stop.cancel();
             }
         }
         self.finish_search().await;
