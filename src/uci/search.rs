@@ -27,7 +27,7 @@ use mpcmc_builtin::{
     go::{self as builtin_go, BuiltinGo},
 };
 use mpcmc_protocol::{Go, Info, output::Output};
-use shakmaty::{CastlingMode, Color, Move, Position, uci::UciMove};
+use shakmaty::{Color, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -1068,6 +1068,7 @@ impl Search {
         // Each complete round: its `info` lines (depth = the round); every
         // round, for the trace.
         let (out, received, base) = (self.req.out.clone(), self.req.received, self.nodes);
+        let game_now = self.req.game.clone();
         let multi_pv = self.req.options.multi_pv;
         let tracing_rounds = !self.req.options.trace_file.is_empty();
         let mut traced = Vec::new();
@@ -1106,7 +1107,7 @@ impl Search {
                 |c: &Candidate| valued_in.iter().find(|(m, _)| *m == c.mv).map(|(_, n)| *n);
             let lines = pv_lines(r.decision, &latest, multi_pv, round_of, r.number);
             for line in lines {
-                out.info(line.info(info.clone(), castling));
+                out.info(line.info(info.clone(), &game_now));
             }
         };
         let pool = self.req.pool.clone();
@@ -1221,7 +1222,7 @@ impl Search {
     /// A sink that writes a child search's iterations as `info` lines, the
     /// nodes and time counted for this `go`, while `showing`.
     fn progress_lines(&self, showing: Arc<Mutex<bool>>) -> ProgressSink {
-        let (out, castling) = (self.req.out.clone(), self.req.game.castling_mode());
+        let (out, game) = (self.req.out.clone(), self.req.game.clone());
         let (received, before) = (self.req.received, self.nodes);
         ProgressSink::new(move |p: Progress| {
             let showing = showing.lock().unwrap_or_else(|e| e.into_inner());
@@ -1232,11 +1233,7 @@ impl Search {
                 depth: Some(p.depth),
                 seldepth: p.seldepth,
                 score: p.score.map(Value::to_uci),
-                pv: p
-                    .pv
-                    .iter()
-                    .map(|m| UciMove::from_move(*m, castling))
-                    .collect(),
+                pv: uci_line(&game, &p.pv),
                 ..Info::counts(before + p.nodes, received.elapsed())
             });
         })
@@ -1256,9 +1253,7 @@ impl Search {
             d.stats.depth,
         );
         for line in lines {
-            self.req
-                .out
-                .info(line.info(info.clone(), self.req.game.castling_mode()));
+            self.req.out.info(line.info(info.clone(), &self.req.game));
         }
 
         let show = |c: Option<(Move, Value)>| match c {
@@ -1400,20 +1395,27 @@ struct PvLine {
 }
 
 impl PvLine {
-    /// `base` (nodes, time) with this line's depth, score and pv.
-    fn info(self, base: Info, castling: CastlingMode) -> Info {
+    /// `base` (nodes, time) with this line's depth, score and pv (up to
+    /// where the `game` would end).
+    fn info(self, base: Info, game: &Game) -> Info {
         Info {
             multipv: self.multipv,
             depth: Some(self.depth.max(1)),
             score: self.value.map(Value::to_uci),
-            pv: self
-                .pv
-                .iter()
-                .map(|m| UciMove::from_move(*m, castling))
-                .collect(),
+            pv: uci_line(game, &self.pv),
             ..base
         }
     }
+}
+
+/// A line of moves from the `game`'s position as the GUI reads it: up to
+/// the move that ends the game ([`Game::until_end`]).
+fn uci_line(game: &Game, line: &[Move]) -> Vec<UciMove> {
+    let castling = game.castling_mode();
+    game.until_end(line)
+        .iter()
+        .map(|m| UciMove::from_move(*m, castling))
+        .collect()
 }
 
 /// A decision's lines for `MultiPV` `k`: its own move's first (at `depth`),

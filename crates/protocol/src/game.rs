@@ -245,6 +245,25 @@ impl Game {
         self.hashes.iter().chain(earlier).any(|h| h == last)
     }
 
+    /// `line` (legal moves from the current position) up to the move after
+    /// which the game ends by rule, that move included: a line shown past
+    /// a mate, a threefold repetition or the fifty-move rule holds moves
+    /// that cannot be played (fastchess warns of every such `pv`).
+    pub fn until_end<'a>(&self, line: &'a [Move]) -> &'a [Move] {
+        let mut pos = self.current.clone();
+        let mut seen: Vec<u64> = Vec::with_capacity(line.len());
+        for (i, m) in line.iter().enumerate() {
+            pos.play_unchecked(*m);
+            let h = hash(&pos);
+            let repeats = self.hashes.iter().chain(&seen).filter(|&&e| e == h).count();
+            if repeats >= 2 || terminal_of(&pos).is_some() {
+                return &line[..=i];
+            }
+            seen.push(h);
+        }
+        line
+    }
+
     /// Whether the current position ends the game.
     pub fn terminal_now(&self) -> Option<Terminal> {
         terminal_of(&self.current).or_else(|| {
@@ -379,5 +398,26 @@ mod tests {
             h = hash_after(&p, h, m, &c);
             p = c;
         }
+    }
+
+    #[test]
+    fn a_line_ends_where_the_game_does() {
+        // Knights out and back twice: the start position a third time
+        // after the eighth move.
+        let g = game(START, "");
+        let shuffle = [
+            "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8", "e2e4", "e7e5",
+        ];
+        let mut line = Vec::new();
+        for uci in shuffle {
+            let m = mv(&g, &line, uci);
+            line.push(m);
+        }
+        assert_eq!(g.until_end(&line).len(), 8);
+        assert_eq!(g.until_end(&line[..5]).len(), 5);
+        // Fool's mate: nothing after the mate.
+        let g = game(START, "f2f3 e7e5 g2g4");
+        let mate = mv(&g, &[], "d8h4");
+        assert_eq!(g.until_end(&[mate]).len(), 1);
     }
 }
