@@ -442,6 +442,32 @@ fn a_command_storm_is_survived_and_quit_ends_it() {
     }
 }
 
+/// A child's score that the board refutes (mated now, or mated in one, in
+/// the start position) never reaches the GUI: GUIs resign or adjudicate on
+/// such lines. The child is asked again, then the built-in engine moves.
+#[test]
+fn a_mate_the_board_refutes_is_never_shown() {
+    for claim in ["mate 0", "mate -1"] {
+        let on_go =
+            format!("echo \"info depth 1 score {claim} nodes 1 pv e2e4\"; echo \"bestmove e2e4\"");
+        let child = common::sh_engine("", &on_go, None, "false-mate");
+        let evaluator = format!("--evaluator={child}");
+        let mut e = Mpcmc::start(&[&evaluator]);
+        e.handshake();
+        e.send("position startpos");
+        e.send("go wtime 2000 btime 2000");
+        let (mv, lines) = e.bestmove(10 * SECOND);
+        assert_legal(&position(None, &[]), &mv);
+        assert!(
+            !lines.iter().any(|l| l.starts_with("info ")
+                && !l.starts_with("info string")
+                && l.contains(&format!("score {claim}"))),
+            "{claim}: {lines:?}"
+        );
+        assert!(e.quit().success());
+    }
+}
+
 /// `Threads` above the machine's cores: the children are held to the
 /// cores (more only share them and lose time), said in an `info string`.
 #[test]

@@ -480,11 +480,15 @@ impl Client {
                         && let Some(d) = info.depth
                     {
                         let line = legal_prefix(pos, &info.pv);
-                        if !line.is_empty() {
+                        let score = info.score.map(Value::from_uci);
+                        // A mate the board refutes is not shown: GUIs resign
+                        // or adjudicate on it.
+                        let refuted = score.and_then(|v| false_mate_claim(pos, line.first(), v));
+                        if !line.is_empty() && refuted.is_none() {
                             sink.send(Progress {
                                 depth: d,
                                 seldepth: info.seldepth,
-                                score: info.score.map(Value::from_uci),
+                                score,
                                 nodes: info.nodes.unwrap_or(nodes),
                                 pv: line,
                             });
@@ -533,7 +537,7 @@ impl Client {
     }
 
     /// Checks a `bestmove` against the searched position, and a mate in
-    /// one that the search's exact score claims ([`false_mate_in_one`]).
+    /// one that the search's exact score claims ([`false_mate_claim`]).
     fn checked(
         &self,
         pos: &Chess,
@@ -552,7 +556,7 @@ impl Client {
         };
         let uci = best.ok_or_else(|| bad("no move in a position with legal moves"))?;
         let mv = uci.to_move(pos).map_err(|_| bad("illegal move"))?;
-        match score.and_then(|v| false_mate_in_one(pos, mv, v)) {
+        match score.and_then(|v| false_mate_claim(pos, Some(&mv), v)) {
             Some(reason) => Err(bad(&reason)),
             None => Ok(mv),
         }
@@ -753,22 +757,26 @@ fn legal_prefix(pos: &Chess, pv: &[UciMove]) -> Vec<Move> {
     line
 }
 
-/// Why a child's claim of a mate in one, in `pos` with `best` its move
-/// and `score` its exact score, is false on the board; `None` when it
-/// holds or is no such claim. A warm Stockfish 15.1 has been seen to
-/// answer `score mate -1` (`bestmove` into a mate) where the side to move
-/// mates in three, after searches of other positions filled its hash: its
-/// move, the reply the lookahead then predicted, lost a game. A false
-/// claim is a bad answer: the child is restarted (its hash gone) and the
-/// search asked once more, of another worker when one is up.
-fn false_mate_in_one(pos: &Chess, best: Move, score: Value) -> Option<String> {
+/// Why a child's claim of a mate now or in one, in `pos` with `best` its
+/// move and `score` its score, is false on the board; `None` when it holds
+/// or is no such claim. A warm Stockfish 15.1 has been seen to answer
+/// `score mate -1` (`bestmove` into a mate) where the side to move mates in
+/// three, after searches of other positions filled its hash: its move, the
+/// reply the lookahead then predicted, lost a game. A false claim in a
+/// `bestmove`'s score is a bad answer: the child is restarted (its hash
+/// gone) and the search asked once more, of another worker when one is up;
+/// in an iteration shown to the GUI, the line is not shown.
+fn false_mate_claim(pos: &Chess, best: Option<&Move>, score: Value) -> Option<String> {
     let mates = |p: &Chess, m: &Move| {
         let mut after = p.clone();
         after.play_unchecked(*m);
         after.is_checkmate()
     };
     match score.mate_plies()? {
-        1 if !mates(pos, &best) => {
+        0 if !pos.legal_moves().is_empty() => {
+            Some("claims to be mated, but has legal moves".to_owned())
+        }
+        1 if !best.is_some_and(|b| mates(pos, b)) => {
             Some("claims mate in one, but its move does not mate".to_owned())
         }
         -2 => pos

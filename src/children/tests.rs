@@ -215,6 +215,7 @@ fn faults() -> Vec<Fault> {
             &["claims mate in one, but its move does not mate"],
         ),
         false_mate("--mate=-1", &["claims to be mated in one, but", "escapes"]),
+        false_mate("--mate=0", &["claims to be mated, but has legal moves"]),
     ]
 }
 
