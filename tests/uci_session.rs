@@ -468,6 +468,27 @@ fn a_mate_the_board_refutes_is_never_shown() {
     }
 }
 
+/// A child that floods its `info` lines (200 000 a search) does not flood
+/// the GUI: its iterations are relayed at most 50 a second, and the move
+/// comes in time.
+#[test]
+fn a_childs_info_flood_is_not_relayed_line_for_line() {
+    let on_go = "seq 1 200000 | sed \"s/.*/info depth & score cp 10 nodes & pv e2e4/\"; echo \"bestmove e2e4\"";
+    let child = common::sh_engine("", on_go, None, "info-flood");
+    let evaluator = format!("--evaluator={child}");
+    let mut e = Mpcmc::start(&[&evaluator]);
+    e.handshake();
+    e.send("position startpos");
+    let sent = std::time::Instant::now();
+    e.send("go movetime 1000");
+    let (mv, lines) = e.bestmove(30 * SECOND);
+    let took = sent.elapsed();
+    assert_legal(&position(None, &[]), &mv);
+    assert!(lines.len() < 200, "{} lines", lines.len());
+    assert!(took < 2 * SECOND, "{took:?}");
+    assert!(e.quit().success());
+}
+
 /// `Threads` above the machine's cores: the children are held to the
 /// cores (more only share them and lose time), said in an `info string`.
 #[test]

@@ -56,6 +56,11 @@ use crate::{
 pub const BARE_GO_CALL_NODES: u64 = 10_000;
 /// Per-call nodes of the first pass under `go infinite`; each pass doubles it.
 const FIRST_PASS_NODES: u64 = 1_000;
+/// The shortest time between two of a child's iterations relayed to the
+/// GUI: 50 lines a second. A child printing 200 000 `info` lines a search
+/// turned python-chess's `Limit(time=0.5)` into 0.87 s, and a slower
+/// reader's `go movetime 500` into 22 s.
+const RELAY_EVERY: Duration = Duration::from_millis(20);
 /// How long the built-in fallback searches when the GUI wants the move now
 /// (`stop`, or a new `go`) and no child had answered.
 const FALLBACK_AFTER_STOP: Duration = Duration::from_millis(10);
@@ -1224,11 +1229,20 @@ impl Search {
     fn progress_lines(&self, showing: Arc<Mutex<bool>>) -> ProgressSink {
         let (out, game) = (self.req.out.clone(), self.req.game.clone());
         let (received, before) = (self.req.received, self.nodes);
+        let last_shown: Mutex<Option<Instant>> = Mutex::new(None);
         ProgressSink::new(move |p: Progress| {
             let showing = showing.lock().unwrap_or_else(|e| e.into_inner());
             if !*showing {
                 return;
             }
+            // At most one line each RELAY_EVERY: a child that floods its
+            // `info` lines does not flood the GUI (the decision's own line
+            // follows at its end).
+            let mut last = last_shown.lock().unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|t| t.elapsed() < RELAY_EVERY) {
+                return;
+            }
+            *last = Some(Instant::now());
             out.info(Info {
                 depth: Some(p.depth),
                 seldepth: p.seldepth,
