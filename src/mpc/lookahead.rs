@@ -30,6 +30,12 @@ use crate::mpc::{
 /// on a loaded machine).
 pub const CANCEL_GRACE: Duration = Duration::from_millis(50);
 
+/// Searches of a level that may fail by a child's fault, with none
+/// answering, before its other searches are not asked for: the children are
+/// broken, and each further search would cost a restart or two (a child
+/// that closed its output cost 8.5 s a `go nodes` here, 32 s where found).
+pub const BROKEN_AFTER: usize = 2;
+
 /// How deep the lookahead goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookahead {
@@ -577,6 +583,10 @@ async fn first_level<C: Children>(
     let mut stats = Stats::default();
     let mut done = 0;
     let mut cancelled = false;
+    // Searches that failed by a child's fault (each already tried twice by
+    // the pool) and searches that answered: with BROKEN_AFTER faults and
+    // no answer the children are broken, and the rest is not asked for.
+    let (mut faults, mut answers) = (0, 0);
     // Cut short with nothing finished, the root's stopped search still names
     // a move worth more than the first candidate: wait a moment for it.
     let mut grace: Option<Instant> = None;
@@ -602,13 +612,16 @@ async fn first_level<C: Children>(
                     Ok(report) => {
                         stats.add(&report);
                         root = Some(report);
+                        answers += 1;
                     }
                     Err(e) => {
                         tracing::warn!("evaluator at the root failed: {e}");
                         if e.is_stall() {
                             cancel.cancel();
                         }
-                        root_failure = Some(Failure::of(Role::Evaluator, &e));
+                        let failure = Failure::of(Role::Evaluator, &e);
+                        faults += usize::from(failure.is_fault());
+                        root_failure = Some(failure);
                     }
                 }
                 if grace.is_some() {
@@ -620,11 +633,20 @@ async fn first_level<C: Children>(
                     cancel.cancel();
                 }
                 candidate.calls.iter().for_each(|r| stats.add(r));
+                match &candidate.failure {
+                    Some(f) if f.is_fault() => faults += 1,
+                    None if candidate.value.is_some() => answers += 1,
+                    _ => {}
+                }
                 done += 1;
                 on_candidate(&candidate, done);
                 finished[index] = Some(candidate);
             }
             Err(e) => tracing::error!("candidate task failed: {e}"),
+        }
+        if faults >= BROKEN_AFTER && answers == 0 && !cancel.is_cancelled() {
+            tracing::warn!("{faults} searches failed and none answered: the rest is not asked for");
+            cancel.cancel();
         }
     }
     // Waiters still pending are dropped here; the children are stopped through

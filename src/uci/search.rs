@@ -598,9 +598,12 @@ impl Search {
             let outcome = self
                 .pass(Work::Pass(ChildLimit::Nodes(nodes)), settings, ends.clone())
                 .await;
+            // No child answered (the pass may have been cut by its own
+            // rule for broken children: `stop` and `ponderhit` are
+            // checked first).
             let broken = outcome
                 .as_ref()
-                .is_some_and(|o| !o.decision.cancelled && o.decision.rule == Rule::NoAnswer);
+                .is_some_and(|o| o.decision.rule == Rule::NoAnswer);
             // Every value exact (each move ends the game by rule: no child
             // was asked): the analysis is complete, and more passes would
             // only print it again, thousands of times a second.
