@@ -507,6 +507,13 @@ fn broken_children_are_not_asked_for_every_move() {
         let took = sent.elapsed();
         assert_legal(&position(None, &["e2e4"]), &mv);
         assert!(took < 4 * SECOND, "{go}: {took:?} {lines:?}");
+        // One rule said: the one that chose the move played.
+        let rules: Vec<_> = lines
+            .iter()
+            .filter(|l| l.starts_with("info string") && l.contains("rule "))
+            .collect();
+        assert_eq!(rules.len(), 1, "{rules:?}");
+        assert!(rules[0].contains("rule builtin_fallback"), "{rules:?}");
     }
     assert!(e.quit().success());
 }

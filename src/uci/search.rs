@@ -1220,7 +1220,9 @@ impl Search {
             why: None,
             first_round,
         };
-        if !outcome.decision.cancelled {
+        // A decision no child answered is not the move: the caller falls
+        // back, and says what was played.
+        if !outcome.decision.cancelled && outcome.decision.rule != Rule::NoAnswer {
             self.report(&outcome);
             outcome.reported = true;
         }
