@@ -91,6 +91,17 @@ fn a_hung_worker_never_costs_the_game_on_time() {
     let took = sent.elapsed();
     common::assert_legal(&common::position(None, &["e2e4"]), &mv);
     assert!(took < Duration::from_millis(700), "{took:?}: {lines:?}");
+    // A move time is kept whole: the silent search is given up by the
+    // move's cap, with no grace past it (50 ms past it lost on time by
+    // 2-3 ms in fastchess).
+    for _ in 0..6 {
+        e.send("position startpos moves e2e4");
+        let sent = std::time::Instant::now();
+        e.send("go movetime 300");
+        let (_, lines) = e.bestmove(5 * SECOND);
+        let took = sent.elapsed();
+        assert!(took < Duration::from_millis(300), "{took:?}: {lines:?}");
+    }
     e.send("ucinewgame");
     e.play_clock_game(3000, 30, 30);
     assert!(e.quit().success());

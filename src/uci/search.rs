@@ -348,6 +348,10 @@ struct Search {
     /// The move's hard limit, once known: the built-in engine answering
     /// for a failed child keeps to it (the deadline may be the later cap).
     hard: Option<Instant>,
+    /// The latest the move may be made, once known (the move's cap, or
+    /// the guard before the flag): a search cut short gets no grace past
+    /// it (see [`Search::grace_end`]).
+    latest: Option<Instant>,
     /// Every round of this `go`, for the trace (kept only when
     /// `TraceFile` is set).
     rounds: Vec<trace::RoundTrace>,
@@ -378,6 +382,7 @@ impl Search {
             nodes: 0,
             deadline: None,
             hard: None,
+            latest: None,
             rounds: Vec::new(),
             trace: None,
         }
@@ -416,9 +421,11 @@ impl Search {
                         )),
                     }
                 } else {
+                    let guard =
+                        flag_guard(&self.req.go, us, overhead).map(|g| self.req.received + g);
+                    self.latest = guard;
                     Ends {
-                        deadline: flag_guard(&self.req.go, us, overhead)
-                            .map(|g| self.req.received + g),
+                        deadline: guard,
                         on_ponderhit: OnPonderHit::Ignore,
                     }
                 };
@@ -760,6 +767,9 @@ impl Search {
             }
         };
         self.hard = ends.deadline;
+        if !go.ponder {
+            self.latest = time.map(|t| self.req.received + t.cap);
+        }
         let outcome = self
             .pass(Work::Pass(ChildLimit::Nodes(nodes)), settings, ends)
             .await
@@ -800,6 +810,7 @@ impl Search {
             };
         self.deadline = Some(deadline);
         self.hard = Some(start + time.hard);
+        self.latest = Some(start + time.cap);
         match plan {
             TimedPlan::Rounds(lookahead, plan) => {
                 if lookahead != settings.lookahead {
@@ -897,11 +908,11 @@ impl Search {
                         break Err(crate::children::SearchError::Cancelled);
                     }
                     cancel.cancel();
-                    grace = Some(Instant::now() + CANCEL_GRACE);
+                    grace = Some(self.grace_end());
                 }
                 _ = self.req.stop.cancelled(), if grace.is_none() => {
                     cancel.cancel();
-                    grace = Some(Instant::now() + CANCEL_GRACE);
+                    grace = Some(self.grace_end());
                 }
                 // The clock is ours from now: the child was told (the pool
                 // relays the token); the move is due at the cap.
@@ -911,6 +922,7 @@ impl Search {
                         deadline = Some(hit + time.cap);
                         self.deadline = deadline;
                         self.hard = Some(hit + time.hard);
+                        self.latest = deadline;
                     }
                 }
             }
@@ -1163,7 +1175,7 @@ impl Search {
             let mut give_up: Option<Instant> = None;
             loop {
                 if cancel.is_cancelled() && give_up.is_none() {
-                    give_up = Some(Instant::now() + CANCEL_GRACE);
+                    give_up = Some(self.grace_end());
                 }
                 tokio::select! {
                     d = &mut work => break d,
@@ -1182,11 +1194,13 @@ impl Search {
                                 clock.set(round_clock(now, time.soft, time.hard));
                                 deadline = Some(now + time.hard);
                                 self.deadline = deadline;
+                                self.latest = Some(now + time.cap);
                             }
                             // Our clock starts now; a fixed budget keeps off the flag.
                             OnPonderHit::StartClock(Some(guard)) => {
                                 deadline = Some(Instant::now() + *guard);
                                 self.deadline = deadline;
+                                self.latest = deadline;
                             }
                             OnPonderHit::StartClock(None) | OnPonderHit::Ignore => {}
                         }
@@ -1227,6 +1241,16 @@ impl Search {
             outcome.reported = true;
         }
         Some(outcome)
+    }
+
+    /// When a search cut short now (a deadline, `stop`) is given up if it
+    /// has not ended: [`CANCEL_GRACE`] from now, but never past the latest
+    /// the move may be made (at `go movetime 500` the cap is 450 ms, and
+    /// 50 ms more lost on time by a few milliseconds).
+    fn grace_end(&self) -> Instant {
+        let now = Instant::now();
+        let end = now + CANCEL_GRACE;
+        self.latest.map_or(end, |latest| end.min(latest).max(now))
     }
 
     /// A sink that writes a child search's iterations as `info` lines, the
