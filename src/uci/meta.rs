@@ -117,6 +117,13 @@ impl Meta {
                 self.options.cores()
             ));
         }
+        if self.options.usable_hash() < self.options.hash {
+            out.info_string(format!(
+                "Hash {} MB is more than this machine can hold: children share {} MB",
+                self.options.hash,
+                self.options.usable_hash()
+            ));
+        }
         let pool = Arc::new(Pool::start(config));
         self.pool = Some(pool.clone());
         Some(pool)

@@ -672,9 +672,10 @@ impl Options {
                 };
             Ok(PoolConfig::new(evaluator, opponent, self.search_slots()))
         };
-        let whole = config(self.hash)?;
+        let hash = self.usable_hash();
+        let whole = config(hash)?;
         let processes = whole.processes().max(1) as u32;
-        config((self.hash / processes).max(1))
+        config((hash / processes).max(1))
     }
 
     /// The pool `Workers` describes: a group an entry, its children
@@ -725,6 +726,12 @@ impl Options {
     /// of them to each search (at least one search).
     pub fn search_slots(&self) -> usize {
         (self.cores() / self.threads_per_child()).max(1) as usize
+    }
+
+    /// `Hash`, held to what this machine can hold
+    /// ([`mpcmc_builtin::usable_hash_mb`]).
+    pub fn usable_hash(&self) -> u32 {
+        mpcmc_builtin::usable_hash_mb(self.hash as usize).0 as u32
     }
 
     /// `Threads`, held to the cores of this machine

@@ -74,6 +74,44 @@ pub fn machine_cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
+/// The memory this process may use, in MB: the machine's (`MemTotal`),
+/// or its control group's limit when lower (cgroup v2 `memory.max`, v1
+/// `memory.limit_in_bytes`); `None` where none can be read.
+pub fn machine_memory_mb() -> Option<usize> {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let total = read("/proc/meminfo").and_then(|text| {
+        let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb / 1024)
+    });
+    let group = [
+        "/sys/fs/cgroup/memory.max",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+    ]
+    .into_iter()
+    .filter_map(|p| read(p)?.trim().parse::<usize>().ok())
+    .map(|bytes| bytes / (1024 * 1024))
+    .min();
+    [total, group].into_iter().flatten().min()
+}
+
+/// `Hash` as a GUI set it (MB), held to half of [`machine_memory_mb`]: the
+/// size to use, and whether that is less than asked (to be said). A table
+/// the machine cannot hold was killed by the kernel as it filled (65 536 MB
+/// on 24 GB).
+pub fn usable_hash_mb(asked: usize) -> (usize, bool) {
+    hash_within(asked, machine_memory_mb())
+}
+
+/// [`usable_hash_mb`] on a machine of `memory` MB (`None`: unknown, as
+/// asked).
+fn hash_within(asked: usize, memory: Option<usize>) -> (usize, bool) {
+    match memory {
+        Some(memory) if asked > memory / 2 => ((memory / 2).max(1), true),
+        _ => (asked, false),
+    }
+}
+
 /// `Threads` as a GUI set it, held to [`machine_cores`]: the threads to
 /// search with, and whether that is fewer than asked (to be said).
 pub fn usable_threads(asked: usize) -> (usize, bool) {
@@ -831,6 +869,22 @@ mod tests {
         assert!(tt.hashfull() > 0);
         let root_entry = tt.probe(mpcmc_protocol::game::hash(&root));
         assert!(root_entry.and_then(|e| e.mv).is_some());
+    }
+
+    #[test]
+    fn hash_and_threads_are_held_to_the_machine() {
+        // 65 536 MB on 24 GB: half the machine.
+        assert_eq!(hash_within(65_536, Some(24_000)), (12_000, true));
+        assert_eq!(hash_within(256, Some(24_000)), (256, false));
+        assert_eq!(hash_within(65_536, None), (65_536, false));
+        // This machine's figures are read (Linux).
+        if cfg!(target_os = "linux") {
+            assert!(machine_memory_mb().is_some_and(|mb| mb > 0));
+        }
+        assert!(machine_cores() >= 1);
+        let cores = machine_cores();
+        assert_eq!(usable_threads(cores + 1), (cores, true));
+        assert_eq!(usable_threads(1), (1, false));
     }
 
     #[test]

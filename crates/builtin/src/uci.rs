@@ -59,7 +59,9 @@ pub struct Standalone<S> {
 impl<S: Settings> Standalone<S> {
     pub fn new(settings: S) -> Standalone<S> {
         Standalone {
-            engine: Arc::new(Mutex::new(Engine::new(settings.hash_mb()))),
+            engine: Arc::new(Mutex::new(Engine::new(
+                crate::usable_hash_mb(settings.hash_mb()).0,
+            ))),
             settings,
             clear: Arc::default(),
         }
@@ -99,11 +101,18 @@ impl<S: Settings> Searcher for Standalone<S> {
                 self.settings.threads()
             ));
         }
+        let (hash_mb, held) = crate::usable_hash_mb(self.settings.hash_mb());
+        if held {
+            request.out.info_string(format!(
+                "Hash {} MB is more than this machine can hold: {hash_mb} MB",
+                self.settings.hash_mb()
+            ));
+        }
         tokio::spawn(go::run(BuiltinGo {
             go: request.go,
             game: request.game,
             engine: self.engine.clone(),
-            hash_mb: self.settings.hash_mb(),
+            hash_mb,
             threads,
             clear: self.clear.clone(),
             out: request.out,
