@@ -57,14 +57,19 @@ pub struct Anchor {
     pub spread: f64,
 }
 
-/// The levels' calibration, over the built-in engine at 10+0.1 on one core
-/// against Stockfish 15.1's own `UCI_Elo` (fastchess, 100 games each;
-/// `uci-options.md` has the commands and the runs that led here): 1400
-/// scored −17 ± 66, 1800 +3 ± 72. 600 and 1000 lie on the slope the
-/// first matches showed below 1400; 2800 doubles the nodes every 250
-/// points and shrinks the spread by `e` every 600 past 1800, unmeasured:
-/// the built-in engine's own full strength at that clock is about 2100,
-/// and past it the clock, not the level, limits.
+/// The levels' calibration, over the built-in engine (`uci-options.md`
+/// has the commands and every run). Budgets are calibrated where no clock
+/// cuts them (mpcmc on a long clock, Stockfish at a node count that its
+/// `UCI_Elo` pick reaches), so that a level plays the same at 10+0.1 and on
+/// every longer clock: at 14 000 nodes a call, 1800 was cut to about 1600
+/// by the clock at 10+0.1 and played stronger on longer clocks than it was
+/// measured at. 1400 scored −17 ± 37 against Stockfish's 1400 at 10+0.1
+/// (333 games); 1800, the budget and spread that scored −15 ± 70 against
+/// Stockfish's 1800 at fixed nodes (95 games); 1000 lies between the two
+/// self-play probes against 1400 (its old anchor −636 ± 198, the
+/// geometric 1100 −285 ± 145; −400 wanted); 600 and 2800 are unmeasured:
+/// the built-in engine's own full strength at 10+0.1 is about 2100, and
+/// past it the clock, not the level, limits.
 pub const ANCHORS: [Anchor; 5] = [
     Anchor {
         elo: MIN_ELO,
@@ -73,8 +78,8 @@ pub const ANCHORS: [Anchor; 5] = [
     },
     Anchor {
         elo: 1000,
-        nodes: 900,
-        spread: 0.085,
+        nodes: 1030,
+        spread: 0.080,
     },
     Anchor {
         elo: 1400,
@@ -83,8 +88,8 @@ pub const ANCHORS: [Anchor; 5] = [
     },
     Anchor {
         elo: 1800,
-        nodes: 14_000,
-        spread: 0.0177,
+        nodes: 3422,
+        spread: 0.01496,
     },
     Anchor {
         elo: MAX_ELO,
@@ -127,7 +132,7 @@ impl Level {
     }
 
     /// Nodes for each child call at this level, between the [`ANCHORS`]
-    /// (3000 at 1400). A clock may cut it further.
+    /// (2150 at 1400). A clock may cut it further.
     pub fn call_nodes(self) -> u64 {
         self.between(|a| a.nodes as f64).round() as u64
     }
@@ -139,7 +144,7 @@ impl Level {
     }
 
     /// The loss (in win probability) at which a move's weight falls to
-    /// `1/e`, between the [`ANCHORS`] (0.047 at 1400).
+    /// `1/e`, between the [`ANCHORS`] (0.058 at 1400).
     pub fn spread(self) -> f64 {
         self.between(|a| a.spread)
     }
@@ -328,7 +333,7 @@ mod tests {
             assert!((Level::new(a.elo).spread() - a.spread).abs() < 1e-12);
         }
         let mid = Level::new(1200);
-        assert_eq!(mid.call_nodes(), (900.0f64 * 2150.0).sqrt().round() as u64);
+        assert_eq!(mid.call_nodes(), (1030.0f64 * 2150.0).sqrt().round() as u64);
     }
 
     #[test]
