@@ -160,8 +160,8 @@ fn is_quit(msg: &Input) -> bool {
 enum Next {
     /// `stop`: the move now (its first iteration).
     Stop,
-    /// Another `go`, `position`, `ucinewgame`: the GUI has moved on, and
-    /// the `go`'s answer is stale.
+    /// Another `go`, `position`, `ucinewgame`, `quit`: the GUI has moved
+    /// on, and the `go`'s answer is stale.
     Elsewhere,
 }
 
@@ -169,9 +169,10 @@ fn moves_on(msg: &Input) -> Option<Next> {
     match msg {
         Input::Line(_, Ok(p)) => match p.command {
             GuiCommand::Stop => Some(Next::Stop),
-            GuiCommand::Go(_) | GuiCommand::Position { .. } | GuiCommand::UciNewGame => {
-                Some(Next::Elsewhere)
-            }
+            GuiCommand::Go(_)
+            | GuiCommand::Position { .. }
+            | GuiCommand::UciNewGame
+            | GuiCommand::Quit => Some(Next::Elsewhere),
             _ => None,
         },
         _ => None,
@@ -209,25 +210,20 @@ impl<S: Searcher> Session<S> {
     /// the searcher go.
     ///
     /// What the reader has queued is looked at before each command (the
-    /// GUI's lines arrive far faster than searches end): a `quit` anywhere
-    /// in it ends the session at once, the commands before it skipped; a
-    /// `go` with a `stop` queued behind it starts already stopped (the move
-    /// of its first iteration); one with another `go`, a `position` or a
-    /// `ucinewgame` queued first is answered unsearched (its first legal
-    /// move: stale before it could be read). A storm of 20 000 unpaced
-    /// lines took 32-50 s, and `quit` waited behind it.
+    /// GUI's lines arrive far faster than searches end): a `go` with a
+    /// `stop` queued behind it starts already stopped (the move of its
+    /// first iteration); one with another `go`, a `position`, a
+    /// `ucinewgame` or a `quit` queued first is answered unsearched (its
+    /// first legal move: stale before it could be read), so a `quit` is
+    /// reached at once, every command before it answered in order. A storm
+    /// of 20 000 unpaced lines took 32-50 s, and `quit` waited behind it.
     pub async fn run(mut self, mut input: mpsc::UnboundedReceiver<Input>) {
         let mut pending: VecDeque<Input> = VecDeque::new();
         loop {
             while let Ok(msg) = input.try_recv() {
                 pending.push_back(msg);
             }
-            if let Some(at) = pending.iter().position(is_quit) {
-                if at > 0 {
-                    tracing::debug!("quit: {at} commands before it skipped");
-                }
-                break;
-            }
+            let quitting = pending.iter().any(is_quit);
             let msg = match pending.pop_front() {
                 Some(msg) => Some(msg),
                 None => {
@@ -263,6 +259,7 @@ impl<S: Searcher> Session<S> {
                 self.out.info_string(problem);
             }
             let next = match parsed.command {
+                GuiCommand::Go(_) if quitting => Some(Next::Elsewhere),
                 GuiCommand::Go(_) => pending.iter().find_map(moves_on),
                 _ => None,
             };
