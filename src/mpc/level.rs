@@ -64,8 +64,8 @@ pub struct Anchor {
 /// every longer clock: at 14 000 nodes a call, 1800 was cut to about 1600
 /// by the clock at 10+0.1 and played stronger on longer clocks than it was
 /// measured at. 1400 scored −17 ± 37 against Stockfish's 1400 at 10+0.1
-/// (333 games); 1800, the budget and spread that scored −15 ± 70 against
-/// Stockfish's 1800 at fixed nodes (95 games); 1000 lies between the two
+/// (333 games); 1800, the budget and spread that scored −16 ± 66 against
+/// Stockfish's 1800 at fixed nodes (106 games); 1000 lies between the two
 /// self-play probes against 1400 (its old anchor −636 ± 198, the
 /// geometric 1100 −285 ± 145; −400 wanted); 600 and 2800 are unmeasured:
 /// the built-in engine's own full strength at 10+0.1 is about 2100, and
