@@ -529,6 +529,25 @@ fn broken_children_are_not_asked_for_every_move() {
     assert!(e.quit().success());
 }
 
+/// A `go infinite` with a newer `go` already queued behind it is still
+/// replaced without a `bestmove` (it answers only when told), not answered
+/// unsearched as a stale timed `go` is.
+#[test]
+fn a_queued_go_replaces_go_infinite_without_a_bestmove() {
+    let mut e = Mpcmc::start(&[]);
+    e.handshake();
+    e.send_bytes(b"position startpos\ngo infinite\nposition startpos moves e2e4\ngo nodes 2000\n");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&position(None, &["e2e4"]), &mv);
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("bestmove")).count(),
+        1,
+        "{lines:?}"
+    );
+    e.silent("bestmove", Duration::from_millis(300));
+    assert!(e.quit().success());
+}
+
 /// `Threads` above the machine's cores: the children are held to the
 /// cores (more only share them and lose time), said in an `info string`.
 #[test]

@@ -259,7 +259,10 @@ impl<S: Searcher> Session<S> {
             for problem in &parsed.problems {
                 self.out.info_string(problem);
             }
-            let next = match parsed.command {
+            let next = match &parsed.command {
+                // `go infinite` and `go ponder` answer only when told: a
+                // newer command replaces or stops them as it comes.
+                GuiCommand::Go(go) if go.ends_when_told() => None,
                 GuiCommand::Go(_) if quitting => Some(Next::Elsewhere),
                 GuiCommand::Go(_) => pending.iter().find_map(moves_on),
                 _ => None,
