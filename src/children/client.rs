@@ -126,12 +126,16 @@ impl ChildError {
 
     /// Whether the child process is no longer usable and must be restarted.
     pub fn needs_restart(&self) -> bool {
+        self.worth_retrying() || matches!(self, ChildError::Stalled { .. })
+    }
+
+    /// Whether the search is worth asking once more, of a fresh child: the
+    /// child dropped it (died, printed what is not UCI, answered wrongly).
+    /// A stall is not: it already cost a whole deadline.
+    pub fn worth_retrying(&self) -> bool {
         matches!(
             self,
-            ChildError::Died { .. }
-                | ChildError::Overlong { .. }
-                | ChildError::Stalled { .. }
-                | ChildError::BadAnswer { .. }
+            ChildError::Died { .. } | ChildError::Overlong { .. } | ChildError::BadAnswer { .. }
         )
     }
 }

@@ -1037,14 +1037,8 @@ impl Worker {
                 // fresh child. A stall is not: it already cost a whole
                 // deadline, and the decision goes on without it.
                 let Err(e) = &result else { break result };
-                let retry = matches!(
-                    e,
-                    SearchError::Child(
-                        ChildError::Died { .. }
-                            | ChildError::Overlong { .. }
-                            | ChildError::BadAnswer { .. }
-                    )
-                ) && !job.retried
+                let retry = matches!(e, SearchError::Child(c) if c.worth_retrying())
+                    && !job.retried
                     && !cancel.is_cancelled()
                     && !job.cancel.is_cancelled()
                     && !job.reply.is_closed();

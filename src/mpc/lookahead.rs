@@ -1061,6 +1061,12 @@ fn choose(
 }
 
 impl Decision {
+    /// Every value exact: the decision asked no child (each move ends the
+    /// game by rule). A later pass or round would find the same, at once.
+    pub fn exact(&self) -> bool {
+        self.stats.calls == 0
+    }
+
     /// The root search's move, when it completed an iteration (it has a
     /// score) and names a candidate.
     pub fn root_move(&self) -> Option<Move> {

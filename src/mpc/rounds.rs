@@ -477,9 +477,7 @@ pub async fn decide_in_rounds<C: Children>(
             margin(noise, limit, settings),
             changed,
         );
-        // A round that asked no child (every move ends the game by rule:
-        // each value exact) is as good as any later one would be.
-        let exact = decision.stats.calls == 0;
+        let exact = decision.exact();
         kept = Some(decision);
         kept_limit = limit;
         if alive.len() <= 1 || number == plan.max_rounds || exact {

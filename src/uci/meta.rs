@@ -109,20 +109,13 @@ impl Meta {
         if let Some(old) = self.pool.take() {
             self.retire(old);
         }
-        let threads = self.options.threads;
-        if self.options.workers.trim().is_empty() && threads > self.options.cores() {
-            out.info_string(format!(
-                "Threads {threads} is more than the {} cores here: children use {}",
-                self.options.cores(),
-                self.options.cores()
-            ));
-        }
-        if self.options.usable_hash() < self.options.hash {
-            out.info_string(format!(
-                "Hash {} MB is more than this machine can hold: children share {} MB",
-                self.options.hash,
-                self.options.usable_hash()
-            ));
+        // `Threads` counts only without `Workers`.
+        let threads = mpcmc_builtin::usable_threads(self.options.threads as usize)
+            .note
+            .filter(|_| self.options.workers.trim().is_empty());
+        let hash = mpcmc_builtin::usable_hash_mb(self.options.hash as usize).note;
+        for note in [threads, hash].into_iter().flatten() {
+            out.info_string(note);
         }
         let pool = Arc::new(Pool::start(config));
         self.pool = Some(pool.clone());

@@ -731,14 +731,14 @@ impl Options {
     /// `Hash`, held to what this machine can hold
     /// ([`mpcmc_builtin::usable_hash_mb`]).
     pub fn usable_hash(&self) -> u32 {
-        mpcmc_builtin::usable_hash_mb(self.hash as usize).0 as u32
+        mpcmc_builtin::usable_hash_mb(self.hash as usize).value as u32
     }
 
     /// `Threads`, held to the cores of this machine
     /// ([`mpcmc_builtin::usable_threads`]): more children searching at once
     /// than cores only lose time to the scheduler.
     pub fn cores(&self) -> u32 {
-        mpcmc_builtin::usable_threads(self.threads as usize).0 as u32
+        mpcmc_builtin::usable_threads(self.threads as usize).value as u32
     }
 
     /// `ChildThreads`, or for 0 (auto): one when every call has a budget of

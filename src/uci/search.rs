@@ -611,12 +611,11 @@ impl Search {
             let broken = outcome
                 .as_ref()
                 .is_some_and(|o| o.decision.rule == Rule::NoAnswer);
-            // Every value exact (each move ends the game by rule: no child
-            // was asked): the analysis is complete, and more passes would
-            // only print it again, thousands of times a second.
+            // The analysis is complete: more passes would only print it
+            // again, thousands of times a second.
             let exact = outcome
                 .as_ref()
-                .is_some_and(|o| !o.decision.cancelled && o.decision.stats.calls == 0);
+                .is_some_and(|o| !o.decision.cancelled && o.decision.exact());
             last = self.keep_better(last, outcome);
             if self.req.stop.is_cancelled() {
                 return last;
@@ -1140,7 +1139,7 @@ impl Search {
             self.deadline = deadline;
         }
         let watch_ponderhit = !matches!(ends.on_ponderhit, OnPonderHit::Ignore);
-        let mut give_up_passed = false;
+        let mut gave_up = false;
         let decision = {
             let work: std::pin::Pin<Box<dyn Future<Output = Option<Decision>> + Send + '_>> =
                 match work {
@@ -1181,7 +1180,7 @@ impl Search {
                     d = &mut work => break d,
                     _ = tokio::time::sleep_until(give_up.unwrap_or(far).into()), if give_up.is_some() => {
                         tracing::warn!("a search did not end {CANCEL_GRACE:?} after it was cut short; deciding without it");
-                        give_up_passed = true;
+                        gave_up = true;
                         break None;
                     }
                     _ = self.req.stop.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
@@ -1210,12 +1209,13 @@ impl Search {
             }
         };
         // Left behind (see `give_up`): the last complete round decides.
-        let decision = match (decision, give_up_passed) {
-            (None, true) => last_complete.map(|d| Decision {
+        let decision = if gave_up {
+            last_complete.map(|d| Decision {
                 cancelled: true,
                 ..d
-            }),
-            (d, _) => d,
+            })
+        } else {
+            decision
         };
         let first_round = self.rounds.len();
         self.rounds.append(&mut traced);

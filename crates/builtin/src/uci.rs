@@ -60,7 +60,7 @@ impl<S: Settings> Standalone<S> {
     pub fn new(settings: S) -> Standalone<S> {
         Standalone {
             engine: Arc::new(Mutex::new(Engine::new(
-                crate::usable_hash_mb(settings.hash_mb()).0,
+                crate::usable_hash_mb(settings.hash_mb()).value,
             ))),
             settings,
             clear: Arc::default(),
@@ -94,26 +94,17 @@ impl<S: Settings> Searcher for Standalone<S> {
     }
 
     fn go(&mut self, request: GoRequest) -> JoinHandle<()> {
-        let (threads, held) = crate::usable_threads(self.settings.threads());
-        if held {
-            request.out.info_string(format!(
-                "Threads {} is more than the {threads} cores here: searching with {threads}",
-                self.settings.threads()
-            ));
-        }
-        let (hash_mb, held) = crate::usable_hash_mb(self.settings.hash_mb());
-        if held {
-            request.out.info_string(format!(
-                "Hash {} MB is more than this machine can hold: {hash_mb} MB",
-                self.settings.hash_mb()
-            ));
+        let threads = crate::usable_threads(self.settings.threads());
+        let hash = crate::usable_hash_mb(self.settings.hash_mb());
+        for note in [&threads.note, &hash.note].into_iter().flatten() {
+            request.out.info_string(note);
         }
         tokio::spawn(go::run(BuiltinGo {
             go: request.go,
             game: request.game,
             engine: self.engine.clone(),
-            hash_mb,
-            threads,
+            hash_mb: hash.value,
+            threads: threads.value,
             clear: self.clear.clone(),
             out: request.out,
             overhead: self.settings.move_overhead(),

@@ -222,11 +222,8 @@ impl Game {
         let Some(&last) = seen.last() else {
             return self.terminal_now();
         };
-        terminal_of(&pos).or_else(|| {
-            let earlier = self.hashes.iter().chain(&seen[..seen.len() - 1]);
-            let repeats = earlier.filter(|h| **h == last).count();
-            (repeats >= 2).then_some(Terminal::Threefold)
-        })
+        let earlier = self.hashes.iter().chain(&seen[..seen.len() - 1]);
+        terminal_of(&pos).or_else(|| threefold(last, earlier))
     }
 
     /// Whether the position after `line` (legal moves from the current
@@ -255,8 +252,8 @@ impl Game {
         for (i, m) in line.iter().enumerate() {
             pos.play_unchecked(*m);
             let h = hash(&pos);
-            let repeats = self.hashes.iter().chain(&seen).filter(|&&e| e == h).count();
-            if repeats >= 2 || terminal_of(&pos).is_some() {
+            let ends = terminal_of(&pos).or_else(|| threefold(h, self.hashes.iter().chain(&seen)));
+            if ends.is_some() {
                 return &line[..=i];
             }
             seen.push(h);
@@ -268,10 +265,16 @@ impl Game {
     pub fn terminal_now(&self) -> Option<Terminal> {
         terminal_of(&self.current).or_else(|| {
             let (last, earlier) = self.hashes.split_last()?;
-            let repeats = earlier.iter().filter(|h| *h == last).count();
-            (repeats >= 2).then_some(Terminal::Threefold)
+            threefold(*last, earlier)
         })
     }
+}
+
+/// A threefold repetition: the position of key `now` stood twice before,
+/// among the `earlier` keys.
+fn threefold<'a>(now: u64, earlier: impl IntoIterator<Item = &'a u64>) -> Option<Terminal> {
+    let repeats = earlier.into_iter().filter(|&&h| h == now).count();
+    (repeats >= 2).then_some(Terminal::Threefold)
 }
 
 /// Rules that the position alone decides.

@@ -68,6 +68,17 @@ impl Splitter {
         }
     }
 
+    /// One read's bytes, `buf` (empty: the end of the stream): how many it
+    /// consumed, and `Some` when the read is done — with what it finished,
+    /// or `None` at the end of the stream.
+    fn step(&mut self, buf: &[u8]) -> (usize, Option<Option<Split>>) {
+        if buf.is_empty() {
+            return (0, Some(self.finish()));
+        }
+        let (consumed, split) = self.feed(buf);
+        (consumed, split.map(Some))
+    }
+
     /// At the end of the stream: the last line when it had no newline.
     pub fn finish(&mut self) -> Option<Split> {
         self.skipping = false;
@@ -93,14 +104,10 @@ pub async fn next_line_async<R: AsyncBufRead + Unpin>(
     splitter: &mut Splitter,
 ) -> std::io::Result<Option<Split>> {
     loop {
-        let buf = input.fill_buf().await?;
-        if buf.is_empty() {
-            return Ok(splitter.finish());
-        }
-        let (consumed, split) = splitter.feed(buf);
+        let (consumed, done) = splitter.step(input.fill_buf().await?);
         input.consume(consumed);
-        if split.is_some() {
-            return Ok(split);
+        if let Some(line) = done {
+            return Ok(line);
         }
     }
 }
@@ -111,14 +118,10 @@ pub fn next_line<R: BufRead>(
     splitter: &mut Splitter,
 ) -> std::io::Result<Option<Split>> {
     loop {
-        let buf = input.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(splitter.finish());
-        }
-        let (consumed, split) = splitter.feed(buf);
+        let (consumed, done) = splitter.step(input.fill_buf()?);
         input.consume(consumed);
-        if split.is_some() {
-            return Ok(split);
+        if let Some(line) = done {
+            return Ok(line);
         }
     }
 }

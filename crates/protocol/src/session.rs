@@ -179,6 +179,14 @@ fn moves_on(msg: &Input) -> Option<Next> {
     }
 }
 
+/// `bestmove` with the first legal move of `game`'s position (`(none)`
+/// when it has none): the answer of last resort, and of a stale `go`.
+fn first_legal_bestmove(out: &Output, game: &Game) {
+    let pos = game.position();
+    let first = pos.legal_moves().first().copied();
+    out.bestmove(pos, first, None, game.castling_mode());
+}
+
 /// How long `quit` (or a new `go`) waits for a search to write its
 /// `bestmove`.
 const QUIT_GRACE: Duration = Duration::from_secs(3);
@@ -220,13 +228,20 @@ impl<S: Searcher> Session<S> {
     /// of 20 000 unpaced lines took 32-50 s, and `quit` waited behind it.
     pub async fn run(mut self, mut input: mpsc::UnboundedReceiver<Input>) {
         let mut pending: VecDeque<Input> = VecDeque::new();
+        // `quit`s in `pending`, counted as they come and go (a storm queues
+        // thousands of lines: no scan of them all per command).
+        let mut quits = 0;
         loop {
             while let Ok(msg) = input.try_recv() {
+                quits += usize::from(is_quit(&msg));
                 pending.push_back(msg);
             }
-            let quitting = pending.iter().any(is_quit);
+            let quitting = quits > 0;
             let msg = match pending.pop_front() {
-                Some(msg) => Some(msg),
+                Some(msg) => {
+                    quits -= usize::from(is_quit(&msg));
+                    Some(msg)
+                }
                 None => {
                     let finished = async {
                         match self.search.as_mut() {
@@ -270,11 +285,8 @@ impl<S: Searcher> Session<S> {
             if next == Some(Next::Elsewhere) {
                 // Its answer is stale before it could be read.
                 self.finish_search().await;
-                let pos = self.game.position();
-                let first = pos.legal_moves().first().copied();
                 tracing::debug!("a go with a newer go or position queued: answered unsearched");
-                self.out
-                    .bestmove(pos, first, None, self.game.castling_mode());
+                first_legal_bestmove(&self.out, &self.game);
                 continue;
             }
             if quitting && parsed.command == GuiCommand::IsReady {
@@ -441,9 +453,7 @@ impl<S: Searcher> Session<S> {
         {
             tracing::error!("search task failed: {e}");
             self.out.info_string(format!("search failed: {e}"));
-            let pos = s.game.position();
-            let first = pos.legal_moves().first().copied();
-            self.out.bestmove(pos, first, None, s.game.castling_mode());
+            first_legal_bestmove(&self.out, &s.game);
         }
     }
 }
