@@ -237,6 +237,9 @@ pub struct Client {
     stdout: BufReader<Reader>,
     /// The line being read from `stdout` (kept when a deadline cuts a read).
     splitter: Splitter,
+    /// The latest `bestmove` line as the child wrote it, quoted when the
+    /// answer is refused (`0000` and `(none)` parse alike).
+    answer: String,
     /// `id name`, when the child gave one.
     pub name: Option<String>,
     /// The options the child declared.
@@ -316,6 +319,7 @@ impl Client {
             stdin: writer,
             stdout: BufReader::new(reader),
             splitter: Splitter::new(),
+            answer: String::new(),
             name: None,
             options: Vec::new(),
             castling: config.castling,
@@ -551,10 +555,7 @@ impl Client {
     ) -> Result<Move, ChildError> {
         let bad = |reason: &str| ChildError::BadAnswer {
             engine: self.label.clone(),
-            line: format!(
-                "bestmove {}",
-                best.map_or("(none)".to_owned(), |m| m.to_string())
-            ),
+            line: self.answer.clone(),
             fen: shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string(),
             reason: format!("{reason} (after '{go}')"),
         };
@@ -662,7 +663,12 @@ impl Client {
             };
             tracing::trace!("{} > {line}", self.label);
             match parse_engine_line(&line) {
-                Ok(parsed) => return Ok(parsed),
+                Ok(parsed) => {
+                    if let EngineLine::BestMove { .. } = parsed {
+                        self.answer = line.trim().to_owned();
+                    }
+                    return Ok(parsed);
+                }
                 Err(e) if line.trim_start().starts_with("bestmove") => {
                     return Err(ChildError::BadAnswer {
                         engine: self.label.clone(),

@@ -210,6 +210,19 @@ fn faults() -> Vec<Fault> {
             says: &["no move", "go depth 3"],
             took: Duration::ZERO,
         },
+        Fault {
+            // A null move in the child's own spelling: the message quotes it.
+            flags: "--move=0000",
+            moves: "",
+            limit: ChildLimit::Nodes(100),
+            cancel_after: None,
+            want: Want::BadAnswer {
+                line: "bestmove 0000",
+                fen: START_FEN,
+            },
+            says: &["no move", "go nodes 100"],
+            took: Duration::ZERO,
+        },
         false_mate(
             "--mate=1",
             &["claims mate in one, but its move does not mate"],
