@@ -403,11 +403,17 @@ impl Client {
     }
 
     /// `ucinewgame`, then `isready`: the child forgets what it learned.
-    pub async fn ucinewgame(&mut self) -> Result<(), ChildError> {
+    /// It happens on the way to a search under `limit`, so the `readyok`
+    /// waits no longer than that search could ever take
+    /// ([`stall_deadline`]): a child that goes deaf after `ucinewgame`
+    /// costs the search that, not READY_TIMEOUT.
+    pub async fn ucinewgame(&mut self, limit: ChildLimit) -> Result<(), ChildError> {
         self.settle().await?;
         self.send(&GuiCommand::UciNewGame, "clearing the hash")
             .await?;
-        self.isready(READY_TIMEOUT).await.map(|_| ())
+        self.isready(stall_deadline(limit).min(READY_TIMEOUT))
+            .await
+            .map(|_| ())
     }
 
     /// `position` … for the query: the game's start and every move since, so
@@ -439,7 +445,7 @@ impl Client {
         self.settle().await?;
         let started = Instant::now();
         if self.clear_hash {
-            self.ucinewgame().await?;
+            self.ucinewgame(query.limit).await?;
         }
         self.position(query).await?;
         let go = GuiCommand::Go(query.go());

@@ -18,6 +18,8 @@
 //! - `--mate=<n>`: report `score mate <n>` (default `score cp 10`);
 //! - `--endless-line-on-go`: on `go`, print bytes with no newline, for
 //!   ever (`cat /dev/zero`);
+//! - `--deaf-after-ucinewgame`: once sent `ucinewgame`, never answer
+//!   `isready` again;
 //! - `--latin1`: print `info string caf\xe9` (Latin-1, not UTF-8) before
 //!   every real line.
 //!
@@ -51,6 +53,7 @@ pub struct Fake {
     mate: Option<i32>,
     endless_line_on_go: bool,
     latin1: bool,
+    deaf_after_ucinewgame: bool,
 }
 
 /// Every line the fakes of a test received, in order.
@@ -95,6 +98,7 @@ impl Fake {
                 "--none-bestmove" => fake.none_bestmove = true,
                 "--endless-line-on-go" => fake.endless_line_on_go = true,
                 "--latin1" => fake.latin1 = true,
+                "--deaf-after-ucinewgame" => fake.deaf_after_ucinewgame = true,
                 _ => {
                     if let Some(m) = arg.strip_prefix("--move=") {
                         fake.best = Some(m.to_owned());
@@ -155,6 +159,8 @@ impl Fake {
         let mut pending = false;
         // A `go ponder` waiting for `ponderhit` or `stop`.
         let mut pondering = false;
+        // Sent `ucinewgame` (deaf mode: `isready` goes unanswered from then).
+        let mut new_game = false;
         while let Some(line) = lines.next_line().await? {
             heard.push(&line);
             let mut out: Vec<String> = Vec::new();
@@ -168,6 +174,8 @@ impl Fake {
                         out.push("uciok".to_owned());
                     }
                 }
+                "ucinewgame" => new_game = true,
+                "isready" if new_game && self.deaf_after_ucinewgame => {}
                 "isready" => out.push("readyok".to_owned()),
                 "go" if self.crash_on_go => return Ok(()),
                 "go" if self.endless_line_on_go => loop {

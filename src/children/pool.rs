@@ -930,12 +930,12 @@ impl Child {
         }
     }
 
-    /// `ucinewgame`: forget what was learned.
-    async fn new_game(&mut self) -> Result<(), ChildError> {
+    /// `ucinewgame`: forget what was learned, before a search under `limit`.
+    async fn new_game(&mut self, limit: ChildLimit) -> Result<(), ChildError> {
         match self {
             // A new game is also when the round trip is measured again.
             Child::Uci(client) => {
-                client.ucinewgame().await?;
+                client.ucinewgame(limit).await?;
                 client.measure_round_trip().await
             }
             Child::Builtin(engine) => {
@@ -1004,7 +1004,7 @@ impl Worker {
                 // A child that cannot be started: the call goes to another
                 // worker of its role (or fails, when none is up), and this
                 // one is down until its children start again.
-                self.catch_up_with_new_games().await;
+                self.catch_up_with_new_games(job.query.limit).await;
                 job = match self.start_for(job).await {
                     Start::Ready(job) => job,
                     Start::Answered => continue 'jobs,
@@ -1213,7 +1213,8 @@ impl Worker {
 
     /// Sends the children a `ucinewgame` if one came since they last saw
     /// one; a child that fails it is dropped (started afresh on next use).
-    async fn catch_up_with_new_games(&mut self) {
+    /// On the way to a search under `limit`: bounded by it.
+    async fn catch_up_with_new_games(&mut self, limit: ChildLimit) {
         let games = self.games.load(Ordering::Relaxed);
         if games == self.game {
             return;
@@ -1221,7 +1222,7 @@ impl Worker {
         self.game = games;
         for slot in [&mut self.evaluator, &mut self.opponent] {
             if let Some(child) = slot.as_mut()
-                && let Err(e) = child.new_game().await
+                && let Err(e) = child.new_game(limit).await
             {
                 tracing::warn!("worker {}: {e}; restarting the child", self.n);
                 if let Some(child) = slot.take() {

@@ -1064,3 +1064,40 @@ async fn warm_children_see_ucinewgame_between_games_and_never_between_calls() {
     assert_eq!(gos_before, 4, "cleared before the new game's searches only");
     pool.shutdown().await;
 }
+
+/// A child that stops answering `isready` after `ucinewgame` costs the
+/// next search its stall deadline, not READY_TIMEOUT: it is dropped and
+/// a fresh one (which has seen no `ucinewgame`) answers.
+#[tokio::test(start_paused = true)]
+async fn a_child_deaf_after_ucinewgame_costs_the_search_its_stall_deadline() {
+    let heard = Heard::default();
+    let pool = pool_of("--deaf-after-ucinewgame", "", 1, &heard);
+    pool.ready().await;
+    let limit = ChildLimit::Nodes(100);
+    report_of(
+        pool.search(startpos_query(limit), CancellationToken::new())
+            .await,
+    );
+    pool.new_game();
+    let started = tokio::time::Instant::now();
+    report_of(
+        pool.search(startpos_query(limit), CancellationToken::new())
+            .await,
+    );
+    let took = started.elapsed();
+    assert!(
+        took <= stall_deadline(limit) + Duration::from_millis(100),
+        "{took:?}: {:#?}",
+        heard.lines()
+    );
+    // Both children were sent it (the pool's two roles); the deaf one was
+    // started again.
+    assert_eq!(heard.count("ucinewgame"), 2, "{:#?}", heard.lines());
+    assert_eq!(
+        heard.count("uci"),
+        3,
+        "restarted once: {:#?}",
+        heard.lines()
+    );
+    pool.shutdown().await;
+}
