@@ -255,7 +255,11 @@ const TABLE: [Def; 29] = [
         standalone: false,
         apply: |o, v| {
             let text = v.text();
-            parse_workers(&text).map_err(|e| e.to_string())?;
+            // Empty (the default, which GUIs send back): the pool comes
+            // from `Evaluator`, `Opponent` and `Threads`.
+            if !text.trim().is_empty() {
+                parse_workers(&text).map_err(|e| format!("usable: {e}"))?;
+            }
             o.workers = text;
             Ok(())
         },
@@ -1089,13 +1093,20 @@ mod tests {
             .expect_err("unserved");
         assert!(
             bad.to_string()
-                .contains("no entry serves the evaluator role"),
+                .contains("is not usable: no entry serves the evaluator role"),
             "{bad}"
         );
         assert!(
             o.workers.contains("evaluator: /usr/games/stockfish"),
             "left alone"
         );
+        // The default sent back, as GUIs send every stored value: the
+        // pool is Evaluator, Opponent and Threads again.
+        for empty in ["", "  ", "<empty>"] {
+            o.set("Workers", Some(empty)).expect("the default is a value");
+            assert!(o.workers.trim().is_empty(), "{:?}", o.workers);
+            assert_eq!(o.pool_config().expect("config").groups.len(), 1);
+        }
     }
 
     #[test]
