@@ -300,8 +300,9 @@ fn on_a_clock_one_worker_is_the_evaluator_alone() {
 #[test]
 fn a_round_cut_by_stop_is_traced_as_cut() {
     // Open rounds go on until `stop`: the one in flight then is cut.
+    // Each complete round shows its line: three rounds, three lines.
     let t = trace_until_stop("cut", &["--threads=2", "--child-threads=1"], |e| {
-        e.until("info depth 3", 20 * SECOND);
+        e.until_nth("info depth", 3, 20 * SECOND);
     });
     let rounds = t["rounds"].as_array().expect("rounds");
     let (last, done) = rounds.split_last().expect("rounds");

@@ -203,15 +203,23 @@ fn ponderhit_continues_the_rounds(child: ChildKind) {
     e.handshake();
     e.send("position startpos moves e2e4 e7e5");
     e.send("go ponder wtime 5000 btime 5000 winc 50 binc 50");
-    let pondered = e.until("info depth 3 ", 10 * SECOND);
+    // Each complete round shows its line: three rounds pondered.
+    let pondered = e.until_nth("info depth", 3, 10 * SECOND);
     assert!(!pondered.iter().any(|l| l.starts_with("bestmove")));
     e.send("ponderhit");
     let (mv, after) = e.bestmove(5 * SECOND);
     assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
-    let depths = info_depths(&after);
-    assert!(!depths.is_empty(), "{after:?}");
+    // The decision counts the pondered rounds and more (its detail:
+    // "…; N rounds, M calls, …").
+    let rounds = after
+        .iter()
+        .filter(|l| l.starts_with("info string"))
+        .find_map(|l| {
+            l.split("; ")
+                .find_map(|part| part.split_once(" rounds, ")?.0.parse::<u32>().ok())
+        });
     assert!(
-        depths.iter().all(|&d| d > 3),
+        rounds.is_some_and(|n| n > 3),
         "rounds started over: {after:?}"
     );
     assert!(e.quit().success());

@@ -8,6 +8,7 @@
 
 pub mod meta;
 pub mod options;
+pub mod pane;
 pub mod search;
 pub mod time;
 pub mod trace;

@@ -97,6 +97,8 @@ pub struct Options {
     pub move_overhead: u64,
     pub ponder: bool,
     pub multi_pv: u32,
+    /// Each decision's rule and rounds as an `info string`.
+    pub show_decisions: bool,
     pub chess960: bool,
     pub log_file: String,
     pub trace_file: String,
@@ -140,6 +142,7 @@ impl Default for Options {
             move_overhead: 50,
             ponder: false,
             multi_pv: 1,
+            show_decisions: false,
             chess960: false,
             log_file: String::new(),
             trace_file: String::new(),
@@ -208,7 +211,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 29] = [
+const TABLE: [Def; 30] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -394,6 +397,15 @@ const TABLE: [Def; 29] = [
         standalone: false,
         apply: |o, v| {
             o.multi_pv = v.number() as u32;
+            Ok(())
+        },
+    },
+    Def {
+        name: "ShowDecisions",
+        kind: || check(false),
+        standalone: false,
+        apply: |o, v| {
+            o.show_decisions = v.on();
             Ok(())
         },
     },
@@ -1103,7 +1115,8 @@ mod tests {
         // The default sent back, as GUIs send every stored value: the
         // pool is Evaluator, Opponent and Threads again.
         for empty in ["", "  ", "<empty>"] {
-            o.set("Workers", Some(empty)).expect("the default is a value");
+            o.set("Workers", Some(empty))
+                .expect("the default is a value");
             assert!(o.workers.trim().is_empty(), "{:?}", o.workers);
             assert_eq!(o.pool_config().expect("config").groups.len(), 1);
         }

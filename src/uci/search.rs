@@ -26,7 +26,7 @@ use mpcmc_builtin::{
     self as builtin,
     go::{self as builtin_go, BuiltinGo},
 };
-use mpcmc_protocol::{Go, Info, output::Output};
+use mpcmc_protocol::{Go, output::Output};
 use shakmaty::{Color, Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
@@ -47,6 +47,7 @@ use crate::{
     },
     uci::{
         options::Options,
+        pane::{Pane, PvLine},
         time::{MoveTime, child_clock, flag_guard, move_time},
         trace,
     },
@@ -56,11 +57,6 @@ use crate::{
 pub const BARE_GO_CALL_NODES: u64 = 10_000;
 /// Per-call nodes of the first pass under `go infinite`; each pass doubles it.
 const FIRST_PASS_NODES: u64 = 1_000;
-/// The shortest time between two of a child's iterations relayed to the
-/// GUI: 50 lines a second. A child printing 200 000 `info` lines a search
-/// turned python-chess's `Limit(time=0.5)` into 0.87 s, and a slower
-/// reader's `go movetime 500` into 22 s.
-const RELAY_EVERY: Duration = Duration::from_millis(20);
 /// How long the built-in fallback searches when the GUI wants the move now
 /// (`stop`, or a new `go`) and no child had answered.
 const FALLBACK_AFTER_STOP: Duration = Duration::from_millis(10);
@@ -281,7 +277,7 @@ pub async fn run(req: GoRequest) {
     let decision = search.decide().await;
     // A worker down or up again (`Workers` over other machines).
     for line in search.req.pool.news() {
-        search.req.out.info_string(line);
+        search.pane.notice(line);
     }
     search.wait_for_release().await;
     // A pondering decision's move is played only at `ponderhit`; else the
@@ -340,6 +336,8 @@ struct Outcome {
 
 struct Search {
     req: GoRequest,
+    /// What the GUI sees of this `go`.
+    pane: Pane,
     candidates: Vec<Move>,
     /// Nodes over all passes of this `go`.
     nodes: u64,
@@ -361,6 +359,13 @@ struct Search {
 
 impl Search {
     fn new(req: GoRequest) -> Search {
+        let pane = Pane::new(
+            req.out.clone(),
+            req.received,
+            req.game.clone(),
+            req.options.multi_pv,
+            req.options.show_decisions,
+        );
         let pos = req.game.position();
         let legal: Vec<Move> = pos.legal_moves().into_iter().collect();
         let mut candidates: Vec<Move> = Vec::new();
@@ -368,9 +373,7 @@ impl Search {
             match uci.to_move(pos) {
                 Ok(m) if !candidates.contains(&m) => candidates.push(m),
                 Ok(_) => {}
-                Err(_) => req
-                    .out
-                    .info_string(format!("searchmoves: '{uci}' is not legal here; ignored")),
+                Err(_) => pane.notice(format!("searchmoves: '{uci}' is not legal here; ignored")),
             }
         }
         if candidates.is_empty() {
@@ -378,6 +381,7 @@ impl Search {
         }
         Search {
             req,
+            pane,
             candidates,
             nodes: 0,
             deadline: None,
@@ -455,6 +459,10 @@ impl Search {
         if !o.reported {
             self.report(&o);
         }
+        // The last line before `bestmove` is the move played (a deepening
+        // search may play an earlier pass's move than its last lines').
+        let (first, others) = lines_of(&o.decision, &o.decision.candidates);
+        self.pane.finish(first, &others, self.nodes);
         self.trace(&o);
         Some(o.decision)
     }
@@ -498,9 +506,8 @@ impl Search {
         }
         let path = &self.req.options.trace_file;
         if let Err(e) = record.append(std::path::Path::new(path)) {
-            self.req
-                .out
-                .info_string(format!("TraceFile: cannot write '{path}': {e}"));
+            self.pane
+                .notice(format!("TraceFile: cannot write '{path}': {e}"));
         }
     }
 
@@ -549,7 +556,7 @@ impl Search {
         carry.replies.hits += u32::from(hit);
         let replies = carry.replies;
         drop(carry);
-        self.req.out.info_string(replies);
+        self.pane.detail(replies);
     }
 
     /// The evaluator's move here as the previous decision found it, if the
@@ -696,7 +703,7 @@ impl Search {
             .collect();
         let chosen = book::draw(&moves, self.random())?;
         let total: u32 = moves.iter().map(|b| b.weight).sum();
-        self.req.out.info_string(format!(
+        self.pane.notice(format!(
             "book move {} (weight {} of {total}, {} book moves here)",
             self.uci(chosen.mv),
             chosen.weight,
@@ -813,7 +820,7 @@ impl Search {
         match plan {
             TimedPlan::Rounds(lookahead, plan) => {
                 if lookahead != settings.lookahead {
-                    self.req.out.info_string(format!(
+                    self.pane.detail(format!(
                         "time is short ({:?}): {} lookahead this move",
                         time.soft,
                         lookahead.name()
@@ -889,7 +896,7 @@ impl Search {
             Due::AfterPonderhit(time) => (None, Some(time)),
         };
         let query = Query {
-            progress: Some(self.progress_lines(showing.clone())),
+            progress: Some(self.relayed(showing.clone())),
             ponderhit: after_ponderhit.map(|_| self.req.ponderhit.clone()),
             ..Query::root(self.req.game.clone(), limit)
         };
@@ -1003,10 +1010,14 @@ impl Search {
             overhead = Duration::from_millis(self.req.options.move_overhead);
         }
         go.searchmoves = self.candidates.iter().map(|m| self.uci(*m)).collect();
+        // Its own lines would count its own nodes from zero: the pane
+        // shows its result with the rest of the `go`.
+        let (muted, gate) = self.req.out.gated();
+        gate.shut();
         let request = self.req.fallback.go(
             go,
             self.req.game.clone(),
-            self.req.out.clone(),
+            muted,
             overhead,
             stop,
             self.req.ponderhit.clone(),
@@ -1064,13 +1075,10 @@ impl Search {
         let out = self.req.out.clone();
         let castling = self.req.game.castling_mode();
         let debug = self.req.debug;
+        let pane = self.pane.clone();
         let mut on_candidate = |c: &crate::mpc::Candidate, done: usize| {
+            pane.currmove(c.mv, done);
             let mv = UciMove::from_move(c.mv, castling);
-            out.info(Info {
-                currmove: Some(mv),
-                currmovenumber: u32::try_from(done).ok(),
-                ..Info::default()
-            });
             if debug {
                 let reply = c.reply.map(|r| UciMove::from_move(r, castling).to_string());
                 let what = match (c.value, &c.failure) {
@@ -1084,19 +1092,16 @@ impl Search {
                 ));
             }
         };
-        // Each complete round: its `info` lines (depth = the round); every
-        // round, for the trace.
-        let (out, received, base) = (self.req.out.clone(), self.req.received, self.nodes);
-        let game_now = self.req.game.clone();
+        // Each complete round: its `info` lines; every round, for the trace.
+        let base = self.nodes;
         let multi_pv = self.req.options.multi_pv;
         let tracing_rounds = !self.req.options.trace_file.is_empty();
         let mut traced = Vec::new();
         let mut spent = 0;
-        // With `MultiPV` above 1, each move's latest value and the round
-        // that gave it: a later round re-searches only the contenders, and
-        // the lines show the best of every move valued so far.
+        // With `MultiPV` above 1, each move's latest value: a later round
+        // re-searches only the contenders, and the lines show the best of
+        // every move valued so far.
         let mut latest: Vec<Candidate> = Vec::new();
-        let mut valued_in: Vec<(Move, u32)> = Vec::new();
         // The last complete round's decision: the move when the pass, cut
         // short, does not end in time (a child that answers no `stop`).
         let mut last_complete: Option<Decision> = None;
@@ -1109,25 +1114,16 @@ impl Search {
             }
             last_complete = Some(r.decision.clone());
             spent += r.decision.stats.nodes;
-            let elapsed = received.elapsed();
-            let nodes = base + spent;
-            let info = Info::counts(nodes, elapsed);
             if multi_pv > 1 {
                 for c in r.decision.candidates.iter().filter(|c| c.value.is_some()) {
                     match latest.iter().position(|l| l.mv == c.mv) {
                         Some(i) => latest[i] = c.clone(),
                         None => latest.push(c.clone()),
                     }
-                    valued_in.retain(|(m, _)| *m != c.mv);
-                    valued_in.push((c.mv, r.number));
                 }
             }
-            let round_of =
-                |c: &Candidate| valued_in.iter().find(|(m, _)| *m == c.mv).map(|(_, n)| *n);
-            let lines = pv_lines(r.decision, &latest, multi_pv, round_of, r.number);
-            for line in lines {
-                out.info(line.info(info.clone(), &game_now));
-            }
+            let (first, others) = lines_of(r.decision, &latest);
+            pane.set(first, &others, base + spent);
         };
         let pool = self.req.pool.clone();
         let noise = self.req.noise.clone();
@@ -1253,52 +1249,45 @@ impl Search {
         self.latest.map_or(end, |latest| end.min(latest).max(now))
     }
 
-    /// A sink that writes a child search's iterations as `info` lines, the
-    /// nodes and time counted for this `go`, while `showing`.
-    fn progress_lines(&self, showing: Arc<Mutex<bool>>) -> ProgressSink {
-        let (out, game) = (self.req.out.clone(), self.req.game.clone());
-        let (received, before) = (self.req.received, self.nodes);
-        let last_shown: Mutex<Option<Instant>> = Mutex::new(None);
+    /// A sink that shows a child search's iterations in the pane, the
+    /// nodes counted for this `go`, while `showing`.
+    fn relayed(&self, showing: Arc<Mutex<bool>>) -> ProgressSink {
+        let (pane, before) = (self.pane.clone(), self.nodes);
         ProgressSink::new(move |p: Progress| {
             let showing = showing.lock().unwrap_or_else(|e| e.into_inner());
-            if !*showing {
-                return;
+            if *showing {
+                pane.relay(&p, before);
             }
-            // At most one line each RELAY_EVERY: a child that floods its
-            // `info` lines does not flood the GUI (the decision's own line
-            // follows at its end).
-            let mut last = last_shown.lock().unwrap_or_else(|e| e.into_inner());
-            if last.is_some_and(|t| t.elapsed() < RELAY_EVERY) {
-                return;
-            }
-            *last = Some(Instant::now());
-            out.info(Info {
-                depth: Some(p.depth),
-                seldepth: p.seldepth,
-                score: p.score.map(Value::to_uci),
-                pv: uci_line(&game, &p.pv),
-                ..Info::counts(before + p.nodes, received.elapsed())
-            });
         })
     }
 
-    /// The `info` line of a decision and a one-line trace of the rule.
+    /// A decision's lines in the pane, and how it was reached: detail
+    /// (the rule, the rounds), and a notice for each kind of child fault.
     fn report(&self, o: &Outcome) {
         let d = &o.decision;
-        let elapsed = self.req.received.elapsed();
-        let info = Info::counts(self.nodes, elapsed);
-        let plies = o.settings.lookahead.plies();
-        let lines = pv_lines(
-            d,
-            &d.candidates,
-            self.req.options.multi_pv,
-            |c| c.depth(plies),
-            d.stats.depth,
-        );
-        for line in lines {
-            self.req.out.info(line.info(info.clone(), &self.req.game));
+        let (first, others) = lines_of(d, &d.candidates);
+        self.pane.set(first, &others, self.nodes);
+        self.pane.detail(self.how(o));
+        // Child failures other than being cut short are worth a line each kind.
+        let mut failures: Vec<String> = d
+            .root_failure
+            .iter()
+            .chain(d.candidates.iter().filter_map(|c| c.failure.as_ref()))
+            .filter(|f| f.is_fault())
+            .map(ToString::to_string)
+            .collect();
+        failures.sort_unstable();
+        failures.dedup();
+        for f in failures.iter().take(3) {
+            self.pane.notice(format!("child failure: {f}"));
         }
+    }
 
+    /// How a decision was reached, in one line: its rule, and the
+    /// lookahead's and the evaluator's choices, the level's draw or the
+    /// rounds.
+    fn how(&self, o: &Outcome) -> String {
+        let d = &o.decision;
         let show = |c: Option<(Move, Value)>| match c {
             Some((m, v)) => format!("{} {v}", self.uci(m)),
             None => "-".to_owned(),
@@ -1310,8 +1299,7 @@ impl Search {
             trace::rule_text(d.rule)
         );
         if let Some(why) = &o.why {
-            self.req.out.info_string(format!("{rule} ({why})"));
-            return;
+            return format!("{rule} ({why})");
         }
         if let (Some(c), Some(draw)) = (d.drawn, o.settings.level) {
             let show_candidate = |i: usize| {
@@ -1319,23 +1307,17 @@ impl Search {
                 show(c.value.map(|v| (c.mv, v)))
             };
             let how = trace::draw_text(c.decided, c.loss, &show_candidate(c.best));
-            self.req.out.info_string(format!(
+            return format!(
                 "{rule}: level {} under {}: {} ({how}); {finished}/{} candidates{}",
                 draw.level.elo(),
                 o.limit,
                 show_candidate(c.index),
                 d.candidates.len(),
                 if d.cancelled { ", cut short" } else { "" },
-            ));
-            return;
+            );
         }
         if matches!(d.rule, Rule::EvaluatorOnly | Rule::OneWorker) {
-            self.req.out.info_string(format!(
-                "{rule}: {} under {}",
-                show(d.evaluator_choice),
-                o.limit
-            ));
-            return;
+            return format!("{rule}: {} under {}", show(d.evaluator_choice), o.limit);
         }
         let lookahead = format!("{}-step", o.settings.lookahead.name());
         let (margin, spread) = match d.spread {
@@ -1372,27 +1354,14 @@ impl Search {
         } else {
             String::new()
         };
-        self.req.out.info_string(format!(
+        format!(
             "{lookahead}{levels}, {}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{}{spread}",
             o.limit,
             show(d.lookahead_choice),
             show(d.evaluator_choice),
             d.candidates.len(),
             if d.cancelled { ", cut short" } else { "" },
-        ));
-        // Child failures other than being cut short are worth a line each kind.
-        let mut failures: Vec<String> = d
-            .root_failure
-            .iter()
-            .chain(d.candidates.iter().filter_map(|c| c.failure.as_ref()))
-            .filter(|f| f.is_fault())
-            .map(ToString::to_string)
-            .collect();
-        failures.sort_unstable();
-        failures.dedup();
-        for f in failures.iter().take(3) {
-            self.req.out.info_string(format!("child failure: {f}"));
-        }
+        )
     }
 
     /// Under `go infinite` and `go ponder`, the answer waits for `stop` or
@@ -1428,71 +1397,29 @@ fn unanswered(d: &Decision) -> String {
     }
 }
 
-/// One line of a decision for its `info` lines.
-struct PvLine {
-    /// `Some(k)` with `MultiPV` above 1.
-    multipv: Option<u32>,
-    depth: u32,
-    value: Option<Value>,
-    pv: Vec<Move>,
-}
-
-impl PvLine {
-    /// `base` (nodes, time) with this line's depth, score and pv (up to
-    /// where the `game` would end).
-    fn info(self, base: Info, game: &Game) -> Info {
-        Info {
-            multipv: self.multipv,
-            depth: Some(self.depth.max(1)),
-            score: self.value.map(Value::to_uci),
-            pv: uci_line(game, &self.pv),
-            ..base
-        }
-    }
-}
-
-/// A line of moves from the `game`'s position as the GUI reads it: up to
-/// the move that ends the game ([`Game::until_end`]).
-fn uci_line(game: &Game, line: &[Move]) -> Vec<UciMove> {
-    let castling = game.castling_mode();
-    game.until_end(line)
-        .iter()
-        .map(|m| UciMove::from_move(*m, castling))
-        .collect()
-}
-
-/// A decision's lines for `MultiPV` `k`: its own move's first (at `depth`),
-/// then, when `k` is above 1, up to `k - 1` other root moves of
-/// `candidates` with a value, best first, each at the depth `depth_of`
-/// gives it (`depth` when none).
-fn pv_lines(
-    d: &Decision,
-    candidates: &[Candidate],
-    k: u32,
-    depth_of: impl Fn(&Candidate) -> Option<u32>,
-    depth: u32,
-) -> Vec<PvLine> {
-    let multi = k > 1;
-    let mut others: Vec<&Candidate> = candidates
-        .iter()
-        .filter(|c| c.mv != d.best && c.value.is_some())
-        .collect();
-    others.sort_by_key(|c| std::cmp::Reverse(c.value));
-    let own = PvLine {
-        multipv: multi.then_some(1),
+/// A decision's lines for the pane: its own move's first, then every
+/// other root move of `candidates` with a value, all at the decision's
+/// depth (the pane shows one set at one depth).
+fn lines_of(d: &Decision, candidates: &[Candidate]) -> (PvLine, Vec<PvLine>) {
+    let depth = d.stats.depth;
+    let pv = if d.pv.first() == Some(&d.best) {
+        d.pv.clone()
+    } else {
+        vec![d.best]
+    };
+    let first = PvLine {
         depth,
         value: d.value,
-        pv: d.pv.clone(),
+        pv,
     };
-    let rest = others
-        .into_iter()
-        .take(k.saturating_sub(1) as usize)
-        .zip(2..)
-        .map(|(c, i)| PvLine {
-            multipv: Some(i),
-            depth: depth_of(c).unwrap_or(depth),
+    let others = candidates
+        .iter()
+        .filter(|c| c.mv != d.best && c.value.is_some())
+        .map(|c| PvLine {
+            depth,
             value: c.value,
             pv: c.line(),
-        });
-    std::iter::once(own).chain(rest).collect()
+        })
+        .collect();
+    (first, others)
 }

@@ -69,9 +69,15 @@ impl Mpcmc {
     }
 
     /// Starts mpcmc in directory `dir`, as a GUI starts engines in its own.
+    /// The tests read how each decision was reached from its `info
+    /// string`s, so `ShowDecisions` is on unless `flags` set it (or run a
+    /// subcommand); the tests of what a GUI sees by default turn it off.
     pub fn start_in(dir: &Path, flags: &[&str]) -> Mpcmc {
+        let subcommand = flags.first().is_some_and(|f| !f.starts_with('-'));
+        let show = !subcommand && !flags.iter().any(|f| f.starts_with("--show-decisions"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
             .current_dir(dir)
+            .args(show.then_some("--show-decisions=true"))
             .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -148,6 +154,17 @@ impl Mpcmc {
             }
             Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
         }
+    }
+
+    /// Lines up to and including the `n`th that starts with `prefix`.
+    pub fn until_nth(&mut self, prefix: &str, n: usize, timeout: Duration) -> Vec<String> {
+        let deadline = Instant::now() + timeout;
+        let mut seen = Vec::new();
+        for _ in 0..n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            seen.extend(self.until(prefix, left));
+        }
+        seen
     }
 
     /// Lines up to and including the first that starts with `prefix`; panics

@@ -149,13 +149,57 @@ impl Output {
         });
     }
 
-    /// `info string …`: diagnostics a GUI shows and logs.
+    /// `info string …`: diagnostics a GUI shows and logs. A word of the
+    /// text that is an `info` keyword gets a `:` ([`unparsable`]).
     pub fn info_string(&self, text: impl std::fmt::Display) {
         self.info(Info {
-            string: Some(text.to_string()),
+            string: Some(unparsable(&text.to_string())),
             ..Info::default()
         });
     }
+}
+
+/// The `info` keywords that adapters read anywhere in the line, even
+/// after `string`: Polyglot (the UCI-to-xboard adapter of XBoard and many
+/// Arena setups) ends the string at the next of these words and reads
+/// what follows as a count (`info string two-step, nodes 8000` showed
+/// 8000 nodes).
+const INFO_KEYWORDS: [&str; 16] = [
+    "cpuload",
+    "currline",
+    "currmove",
+    "currmovenumber",
+    "depth",
+    "hashfull",
+    "multipv",
+    "nodes",
+    "nps",
+    "pv",
+    "refutation",
+    "score",
+    "seldepth",
+    "string",
+    "tbhits",
+    "time",
+];
+
+/// `text` with every space-separated word that is an `info` keyword
+/// followed by `:` (`go nodes 100` → `go nodes: 100`), so that no adapter
+/// reads a diagnostic as search data.
+pub fn unparsable(text: &str) -> String {
+    if !text.split(' ').any(|w| INFO_KEYWORDS.contains(&w)) {
+        return text.to_owned();
+    }
+    text.split(' ')
+        .map(|w| {
+            if INFO_KEYWORDS.contains(&w) {
+                format!("{w}:")
+            } else {
+                w.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `line` with every control character written as a Rust escape (`\0` →
@@ -229,5 +273,22 @@ mod tests {
         assert!(writer.wait(std::time::Duration::from_secs(5)));
         let text = String::from_utf8(sink.0.lock().expect("sink").clone()).expect("utf-8");
         assert_eq!(text, "info string one\ninfo string four\n");
+    }
+
+    /// Polyglot ends an `info string` at the next `info` keyword and reads
+    /// what follows: no keyword is left a word of its own.
+    #[test]
+    fn an_info_string_holds_no_info_keyword() {
+        assert_eq!(
+            unparsable("two-step, nodes 8000: rule one_worker (after 'go nodes 100')"),
+            "two-step, nodes: 8000: rule one_worker (after 'go nodes: 100')"
+        );
+        assert_eq!(
+            unparsable("stalled: no bestmove within 2 s, depth 3 score cp 10 pv e2e4"),
+            "stalled: no bestmove within 2 s, depth: 3 score: cp 10 pv: e2e4"
+        );
+        // Words that only contain a keyword are left alone.
+        let plain = "nodes, depth-first, timeout, pvs";
+        assert_eq!(unparsable(plain), plain);
     }
 }

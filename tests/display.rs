@@ -1,0 +1,138 @@
+//! What a GUI sees of mpcmc's thinking, with the options a GUI sends by
+//! default (issue 33): one story per `go` — `depth`, `nodes` and `time`
+//! never go down, the last line before `bestmove` is the move played, a
+//! `MultiPV` report is one set at one depth with the move played on top —
+//! and no diagnostics on the thinking pane.
+
+mod common;
+
+use common::{ChildKind, Mpcmc, SECOND, assert_legal, position};
+use mpcmc_protocol::{EngineLine, Info, ScoreKind, UciScore, parse_engine_line};
+
+/// A score on one scale: mates beyond every centipawn score.
+fn order(s: &UciScore) -> i64 {
+    match s.kind {
+        ScoreKind::Mate(m) if m > 0 => 1_000_000 - i64::from(m),
+        ScoreKind::Mate(m) => -1_000_000 - i64::from(m),
+        ScoreKind::Cp(cp) => i64::from(cp),
+    }
+}
+
+/// The thinking lines (an `info` with a `pv`) of one `go`'s output.
+fn thinking(lines: &[String]) -> Vec<Info> {
+    lines
+        .iter()
+        .filter_map(|l| match parse_engine_line(l) {
+            Ok(EngineLine::Info(i)) if !i.pv.is_empty() => Some(i),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Asserts one consistent story over the lines of one `go` that answered
+/// `best`.
+fn assert_one_story(lines: &[String], best: &str) {
+    let infos = thinking(lines);
+    assert!(!infos.is_empty(), "no thinking line: {lines:#?}");
+    for w in infos.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        assert!(b.depth >= a.depth, "depth went down: {a} then {b}");
+        assert!(b.nodes >= a.nodes, "nodes went down: {a} then {b}");
+        assert!(b.time >= a.time, "time went down: {a} then {b}");
+    }
+    // The last set: from its `multipv 1` line (or the last line).
+    let start = infos
+        .iter()
+        .rposition(|i| i.multipv.is_none_or(|k| k == 1))
+        .expect("a first line");
+    let set = &infos[start..];
+    assert_eq!(
+        set[0].pv[0].to_string(),
+        best,
+        "the last report is not the move played: {lines:#?}"
+    );
+    let top = set[0].score.as_ref().map(order);
+    for (k, line) in set.iter().enumerate() {
+        if k > 0 {
+            assert_eq!(line.multipv, Some(k as u32 + 1), "{set:#?}");
+        }
+        assert_eq!(line.depth, set[0].depth, "one set, one depth: {set:#?}");
+        if let (Some(top), Some(s)) = (top, line.score.as_ref()) {
+            assert!(order(s) <= top, "a line above the move played: {set:#?}");
+        }
+    }
+    // Diagnostics stay off the pane by default.
+    for l in lines.iter().filter(|l| l.starts_with("info string")) {
+        assert!(!l.contains("rule "), "a decision's detail shown: {l}");
+    }
+}
+
+fn stories(child: ChildKind, flags: &[&str], gos: &[&str]) {
+    let mut all = vec!["--show-decisions=false"];
+    all.extend_from_slice(flags);
+    let mut e = Mpcmc::over(child, &all);
+    e.handshake();
+    let moves = [
+        "e2e4", "c7c5", "g1f3", "d7d6", "d2d4", "c5d4", "f3d4", "g8f6",
+    ];
+    for go in gos {
+        e.send(&format!("position startpos moves {}", moves.join(" ")));
+        e.send(go);
+        let (mv, lines) = e.bestmove(30 * SECOND);
+        assert_legal(&position(None, &moves), &mv);
+        assert_one_story(&lines, &mv);
+    }
+    assert!(e.quit().success());
+}
+
+const GOS: [&str; 3] = [
+    "go wtime 6500 btime 15000 winc 1000 binc 1000",
+    "go movetime 700",
+    "go nodes 60000",
+];
+
+#[test]
+fn one_story_with_rounds_over_the_builtin_engine() {
+    let two = ["--threads=2", "--child-threads=1"];
+    stories(ChildKind::Builtin, &two, &GOS);
+    stories(
+        ChildKind::Builtin,
+        &[&two[..], &["--multi-pv=3"]].concat(),
+        &GOS,
+    );
+}
+
+#[test]
+fn one_story_with_rounds_over_stockfish() {
+    let flags = ["--threads=2", "--child-threads=1", "--multi-pv=3"];
+    stories(ChildKind::Stockfish, &flags, &GOS);
+}
+
+#[test]
+fn one_story_from_one_worker() {
+    // The evaluator's own search decides on a clock (its iterations
+    // relayed); a fixed budget runs a pass.
+    stories(ChildKind::Stockfish, &[], &GOS);
+    stories(ChildKind::Builtin, &["--multi-pv=2"], &GOS);
+}
+
+#[test]
+fn one_story_in_analysis() {
+    for flags in [
+        &["--threads=1"][..],
+        &["--threads=2", "--child-threads=1", "--multi-pv=3"],
+    ] {
+        let mut all = vec!["--show-decisions=false"];
+        all.extend_from_slice(flags);
+        let mut e = Mpcmc::over(ChildKind::Builtin, &all);
+        e.handshake();
+        e.send("position startpos moves e2e4 e7e5");
+        e.send("go infinite");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        e.send("stop");
+        let (mv, lines) = e.bestmove(10 * SECOND);
+        assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
+        assert_one_story(&lines, &mv);
+        assert!(e.quit().success());
+    }
+}
