@@ -114,7 +114,7 @@ fn option_value(rng: &mut Rng, name: &str) -> String {
         "Threads" => (1 + rng.below(3)).to_string(),
         "Hash" => (1 + rng.below(32)).to_string(),
         "Lookahead" => rng.pick(&["half", "one", "two"]).to_string(),
-        "Fortify" | "ClearHash" | "Ponder" | "UCI_Chess960" => {
+        "Fortify" | "Memoryless" | "Ponder" | "UCI_Chess960" => {
             rng.pick(&["true", "false"]).to_string()
         }
         "FortifyMargin" => (rng.below(200) as i64 - 100).to_string(),

@@ -85,8 +85,8 @@ pub async fn run(
     }
     writeln!(
         out,
-        "mpcmc bench: evaluator '{}', one-step, ChildNodes {}, ClearHash {}",
-        options.evaluator, args.nodes, options.clear_hash
+        "mpcmc bench: evaluator '{}', one-step, ChildNodes {}, Memoryless {}",
+        options.evaluator, args.nodes, options.memoryless
     )?;
     // One thread a child: the bench measures how the pool spreads calls
     // over `Threads` workers.

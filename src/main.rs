@@ -15,7 +15,7 @@ use mpcmc::{
     },
     uci::{
         meta::Meta,
-        options::{EngineAlone, Options, flag_name, names},
+        options::{EngineAlone, Options, flag_name, flag_names},
     },
 };
 use mpcmc_builtin::uci::Standalone;
@@ -56,7 +56,7 @@ enum EngineAction {
 
 /// Every UCI option as a flag: `ChildNodes` is `--child-nodes=2000`.
 fn with_option_flags(mut cmd: clap::Command) -> clap::Command {
-    for name in names() {
+    for name in flag_names() {
         let Some(spec) = Options::spec(name) else {
             continue;
         };
@@ -79,7 +79,7 @@ fn with_option_flags(mut cmd: clap::Command) -> clap::Command {
 
 fn options_from(matches: &ArgMatches) -> anyhow::Result<Options> {
     let mut options = Options::default();
-    for name in names() {
+    for name in flag_names() {
         if let Some(value) = matches.get_one::<String>(name) {
             options
                 .set(name, Some(value))

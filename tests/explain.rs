@@ -393,8 +393,8 @@ fn a_one_pass_root_search_is_as_long_as_the_first_levels_line() {
         (&[], 2),
         (&["--lookahead=half"], 1),
         (&["--lookahead=two"], 2),
-        (&["--clear-hash=true"], 1),
-        (&["--clear-hash=true", "--lookahead=two"], 1),
+        (&["--memoryless=true"], 1),
+        (&["--memoryless=true", "--lookahead=two"], 1),
         (&["--fortify=false"], 1),
     ];
     for (flags, calls) in cases {

@@ -245,7 +245,7 @@ async fn engine_decision(fen: &str, extra: &[&str]) -> (String, Trace) {
         // nodes only on one thread.
         "--child-threads=1".to_owned(),
         "--fortify=false".to_owned(),
-        "--clear-hash=true".to_owned(),
+        "--memoryless=true".to_owned(),
     ];
     flags.extend(extra.iter().map(|f| (*f).to_owned()));
     let fen = fen.to_owned();
@@ -280,7 +280,7 @@ async fn the_engine_plays_the_recomputed_argmax() {
             values.iter().any(|r| mixed(r, 50) != r.value),
             "the mix changes a value here: {values:?}"
         );
-        // `ClearHash=true` alone is the paper's rule, the evaluator's value
+        // `Memoryless=true` alone is the paper's rule, the evaluator's value
         // unmixed; `ReplyWeight` set mixes in the opponent's value.
         for (flags, percent) in [(&[][..], 0), (&["--reply-weight=50"][..], 50)] {
             let want = argmax(&values, percent).mv.clone();

@@ -1045,3 +1045,63 @@ over_each_child!(
     multipv_rounds_show_every_move_valued_so_far,
     one_worker_on_a_clock_shows_the_childs_iterations,
 );
+
+/// `Clear Hash` is a button (sent with no value, as GUIs send buttons):
+/// the children forget before their next search — an external child is
+/// sent `ucinewgame` — and the paper's memoryless mode is its own check
+/// box, `Memoryless`; the old name is refused with a line.
+#[test]
+fn clear_hash_is_a_button_and_memoryless_a_setting() {
+    let log = std::env::temp_dir().join(format!("mpcmc-clear-hash-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let child = common::sh_engine(
+        "",
+        "echo \"info depth 1 score cp 10 pv e2e4\"; echo \"bestmove e2e4\"",
+        Some(&log),
+        "clear-hash-child",
+    );
+    let evaluator = format!("--evaluator={child}");
+    // One worker on a move time: the evaluator's root search alone (the
+    // child answers e2e4 whatever the position).
+    let mut e = Mpcmc::start(&[&evaluator]);
+    let declared = e.handshake();
+    assert!(
+        declared
+            .iter()
+            .any(|l| l == "option name Clear Hash type button")
+    );
+    assert!(
+        declared
+            .iter()
+            .any(|l| l.starts_with("option name Memoryless type check default false"))
+    );
+    let searches = |e: &mut Mpcmc| {
+        e.send("position startpos");
+        e.send("go movetime 300");
+        let (mv, lines) = e.bestmove(20 * SECOND);
+        assert_eq!(mv, "e2e4", "{lines:?}");
+    };
+    searches(&mut e);
+    let heard = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!heard().contains("ucinewgame"), "{}", heard());
+    e.send("setoption name Clear Hash");
+    e.send("setoption name ClearHash value true");
+    let refused = e.until("info string", 5 * SECOND);
+    assert!(
+        refused
+            .last()
+            .is_some_and(|l| l.contains("unknown option 'ClearHash'")),
+        "{refused:?}"
+    );
+    searches(&mut e);
+    let lines = heard();
+    let clear = lines
+        .find("ucinewgame")
+        .unwrap_or_else(|| panic!("the child was told to forget: {lines}"));
+    assert!(
+        lines[clear..].contains("go "),
+        "before its next search: {lines}"
+    );
+    assert!(e.quit().success());
+    let _ = std::fs::remove_file(&log);
+}

@@ -5,7 +5,7 @@
 //! like a process child ([`Report`], [`SearchError`]), so the pool and the
 //! decision core cannot tell the two apart.
 //!
-//! Children that keep their hash (`ClearHash=false`) share one hash table
+//! Children that keep their hash (`Memoryless=false`) share one hash table
 //! ([`shared_table`]), as the threads of one engine do: the lookahead's
 //! searches find what the root search learned about their positions, and
 //! the root search finds theirs.
@@ -38,7 +38,7 @@ pub fn is_builtin(command: &str) -> bool {
 
 /// The hash table that `engines` built-in children configured by `config`
 /// share, each bringing its `Hash`: `None` unless `config` names the
-/// built-in engine and keeps the hash (`ClearHash=true` children clear
+/// built-in engine and keeps the hash (`Memoryless=true` children clear
 /// before every call, so each keeps a table of its own).
 pub fn shared_table(config: &ChildConfig, engines: usize) -> Option<Arc<TranspositionTable>> {
     (is_builtin(&config.command) && !config.clear_hash)
@@ -370,7 +370,7 @@ mod tests {
 
     /// Children that keep their hash share one table: a search the other
     /// child made first shortens this one's; children that clear theirs
-    /// (`ClearHash=true`, the paper's memoryless calls) share nothing.
+    /// (`Memoryless=true`, the paper's memoryless calls) share nothing.
     #[tokio::test]
     async fn children_that_keep_their_hash_share_one_table() {
         let mut config = ChildConfig {

@@ -155,7 +155,7 @@ pub struct Draw {
 /// `PruneWidth`'s default: positions each deeper level expands.
 pub const PRUNE_WIDTH: usize = 3;
 
-/// `ReplyWeight`'s default with warm children (`ClearHash=false`); the
+/// `ReplyWeight`'s default with warm children (`Memoryless=false`); the
 /// paper's memoryless setting keeps 0.
 pub const REPLY_WEIGHT: u32 = 50;
 

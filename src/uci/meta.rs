@@ -167,7 +167,15 @@ impl Searcher for Meta {
     }
 
     fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), OptionError> {
-        self.options.set(name, value)
+        self.options.set(name, value)?;
+        // `Clear Hash`: every child forgets before its next search, as
+        // at a new game (the game itself goes on).
+        if std::mem::take(&mut self.options.clear_now)
+            && let Some(pool) = &self.pool
+        {
+            pool.new_game();
+        }
+        Ok(())
     }
 
     fn castling_mode(&self) -> CastlingMode {

@@ -87,13 +87,15 @@ pub struct Options {
     pub fortify_margin: i32,
     /// Percent of a move's value from the nominal opponent's own score;
     /// `None` until set: [`REPLY_WEIGHT`] with warm children, 0 with
-    /// `ClearHash` (the paper's exact rule).
+    /// `Memoryless` (the paper's exact rule).
     pub reply_weight: Option<u32>,
     /// Positions each deeper level of a multistep lookahead expands.
     pub prune_width: usize,
     pub child_nodes: u64,
     pub child_movetime: u64,
-    pub clear_hash: bool,
+    pub memoryless: bool,
+    /// `Clear Hash` was pressed: the session clears the children's hash.
+    pub clear_now: bool,
     pub move_overhead: u64,
     pub ponder: bool,
     pub multi_pv: u32,
@@ -138,7 +140,8 @@ impl Default for Options {
             prune_width: PRUNE_WIDTH,
             child_nodes: 0,
             child_movetime: 0,
-            clear_hash: false,
+            memoryless: false,
+            clear_now: false,
             move_overhead: 50,
             ponder: false,
             multi_pv: 1,
@@ -211,7 +214,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 30] = [
+const TABLE: [Def; 31] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -365,11 +368,20 @@ const TABLE: [Def; 30] = [
         },
     },
     Def {
-        name: "ClearHash",
+        name: "Memoryless",
         kind: || check(false),
         standalone: false,
         apply: |o, v| {
-            o.clear_hash = v.on();
+            o.memoryless = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "Clear Hash",
+        kind: || OptionType::Button,
+        standalone: false,
+        apply: |o, _| {
+            o.clear_now = true;
             Ok(())
         },
     },
@@ -538,6 +550,15 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     TABLE.iter().map(|d| d.name)
 }
 
+/// The options that are also command-line flags: all but the buttons (an
+/// action, not a setting).
+pub fn flag_names() -> impl Iterator<Item = &'static str> {
+    TABLE
+        .iter()
+        .filter(|d| !matches!((d.kind)(), OptionType::Button))
+        .map(|d| d.name)
+}
+
 impl Options {
     /// The declaration of option `name` (any case), with its default.
     pub fn spec(name: &str) -> Option<OptionSpec> {
@@ -577,6 +598,8 @@ impl Options {
         };
         let given = match ((def.kind)(), value) {
             (OptionType::String { .. }, v) => Given::Text(v.unwrap_or("").to_owned()),
+            // A button is pressed, with no value (one sent is ignored).
+            (OptionType::Button, _) => Given::Text(String::new()),
             (_, None) => {
                 return Err(OptionError::MissingValue {
                     name: def.name.to_owned(),
@@ -595,7 +618,7 @@ impl Options {
                 "false" => Given::On(false),
                 _ => return Err(bad(v, "true or false".to_owned())),
             },
-            (OptionType::Combo { .. } | OptionType::Button, Some(v)) => Given::Text(v.to_owned()),
+            (OptionType::Combo { .. }, Some(v)) => Given::Text(v.to_owned()),
         };
         let text = value.unwrap_or("").to_owned();
         (def.apply)(self, given).map_err(|expected| bad(&text, expected))
@@ -617,8 +640,8 @@ impl Options {
             prune_width: self.prune_width,
             // Memoryless children are the paper's exact setting: its even
             // pass and the evaluator's values alone, unless asked otherwise.
-            even_root: self.clear_hash,
-            reply_weight: self.reply_weight.unwrap_or(if self.clear_hash {
+            even_root: self.memoryless,
+            reply_weight: self.reply_weight.unwrap_or(if self.memoryless {
                 0
             } else {
                 REPLY_WEIGHT
@@ -649,11 +672,11 @@ impl Options {
         Some(Level::new(elo))
     }
 
-    /// Children clear their hash before every call: `ClearHash`, or at a
+    /// Children clear their hash before every call: `Memoryless`, or at a
     /// level with a fixed `Seed`, where each call is then a function of
     /// its position and budget alone and a game repeats from its seed.
     pub fn clears_hash(&self) -> bool {
-        self.clear_hash || (self.limit_strength && self.seed != 0)
+        self.memoryless || (self.limit_strength && self.seed != 0)
     }
 
     /// The child processes these options ask for. An empty `Opponent` means
@@ -954,10 +977,10 @@ mod tests {
         assert_eq!(flag_name("MoveOverhead"), "move-overhead");
     }
 
-    /// `ReplyWeight` mixes by default with warm children; `ClearHash` alone
+    /// `ReplyWeight` mixes by default with warm children; `Memoryless` alone
     /// is the paper's rule (no mix), and a value set wins either way.
     #[test]
-    fn reply_weight_defaults_by_clear_hash_unless_set() {
+    fn reply_weight_defaults_by_memoryless_unless_set() {
         let weight = |sets: &[(&str, &str)]| {
             let mut o = Options::default();
             for (name, value) in sets {
@@ -966,11 +989,14 @@ mod tests {
             o.settings().reply_weight
         };
         assert_eq!(weight(&[]), 50);
-        assert_eq!(weight(&[("ClearHash", "true")]), 0);
+        assert_eq!(weight(&[("Memoryless", "true")]), 0);
         assert_eq!(weight(&[("ReplyWeight", "0")]), 0);
-        assert_eq!(weight(&[("ClearHash", "true"), ("ReplyWeight", "30")]), 30);
-        assert_eq!(weight(&[("ReplyWeight", "30"), ("ClearHash", "true")]), 30);
-        assert_eq!(weight(&[("ClearHash", "true"), ("ClearHash", "false")]), 50);
+        assert_eq!(weight(&[("Memoryless", "true"), ("ReplyWeight", "30")]), 30);
+        assert_eq!(weight(&[("ReplyWeight", "30"), ("Memoryless", "true")]), 30);
+        assert_eq!(
+            weight(&[("Memoryless", "true"), ("Memoryless", "false")]),
+            50
+        );
     }
 
     /// The person the nominal opponent models: a rated human; an unrated
