@@ -136,3 +136,121 @@ fn one_story_in_analysis() {
         assert!(e.quit().success());
     }
 }
+
+/// A GUI's view through real GUI software: Debian's Polyglot, the UCI to
+/// xboard adapter of XBoard and many Arena setups, in front of mpcmc with
+/// the setup of the report (two workers, two-step lookahead,
+/// MultiPV 3). Every thinking line it makes of mpcmc's output is a real
+/// one: a move first in its line, a node count (no `+0.00`/0-node line
+/// made from a diagnostic), depths that never go down within a search.
+#[test]
+fn polyglot_makes_only_real_thinking_lines() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    const POLYGLOT: &str = "/usr/games/polyglot";
+    assert!(
+        std::path::Path::new(POLYGLOT).is_file(),
+        "this test needs Debian's polyglot: apt-get install -y polyglot"
+    );
+    let engine = format!(
+        "{} --threads=2 --child-threads=1 --lookahead=two --multi-pv=3",
+        env!("CARGO_BIN_EXE_mpcmc")
+    );
+    let dir = std::env::temp_dir().join(format!("mpcmc-polyglot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let mut p = Command::new(POLYGLOT)
+        .args(["-noini", "-ec", &engine, "-ed"])
+        .arg(&dir)
+        // Polyglot keeps its settings file under $HOME.
+        .env("HOME", &dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("polyglot starts");
+    let mut stdin = p.stdin.take().expect("stdin");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stdout = p.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut send = |s: &str| {
+        writeln!(stdin, "{s}").expect("polyglot reads");
+        stdin.flush().expect("flush");
+    };
+    // Lines until one starts with `prefix` (or `wait` passes, when
+    // `prefix` is empty).
+    let read = |prefix: &str, wait: Duration| -> Vec<String> {
+        let end = Instant::now() + wait;
+        let mut seen = Vec::new();
+        while let Some(left) = end.checked_duration_since(Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(l) => {
+                    let done = !prefix.is_empty() && l.starts_with(prefix);
+                    seen.push(l);
+                    if done {
+                        return seen;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        assert!(
+            prefix.is_empty(),
+            "no '{prefix}' within {wait:?}: {seen:#?}"
+        );
+        seen
+    };
+    send("xboard");
+    send("protover 2");
+    read("feature done=1", 20 * SECOND);
+    // A move of a game, then the analysis of the position after it.
+    send("new");
+    send("post");
+    send("st 2");
+    send("go");
+    let game = read("move ", 30 * SECOND);
+    send("force");
+    send("analyze");
+    let analysis = read("", 3 * SECOND);
+    send("exit");
+    send("quit");
+    let _ = p.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    for (what, lines) in [("game", &game), ("analysis", &analysis)] {
+        // `ply score time nodes pv…`
+        let thinking: Vec<(u32, u64, String)> = lines
+            .iter()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.splitn(5, ' ').collect();
+                let [ply, score, _, nodes, pv] = f[..] else {
+                    return None;
+                };
+                score.parse::<i32>().ok()?;
+                Some((ply.parse().ok()?, nodes.parse().ok()?, pv.to_owned()))
+            })
+            .collect();
+        assert!(!thinking.is_empty(), "{what}: no thinking line: {lines:#?}");
+        for (ply, nodes, pv) in &thinking {
+            let first = pv.split(' ').next().unwrap_or_default();
+            // SAN: every move names a square, but castling.
+            let is_move = first.contains(|c: char| c.is_ascii_digit()) || first.starts_with("O-O");
+            assert!(
+                is_move,
+                "{what}: a line that is not a line of moves: {ply} {nodes} {pv}"
+            );
+            assert!(
+                *nodes > 1,
+                "{what}: a line with no nodes: {ply} {nodes} {pv}"
+            );
+        }
+        for w in thinking.windows(2) {
+            assert!(w[1].0 >= w[0].0, "{what}: depth went down: {w:?}");
+        }
+    }
+}
