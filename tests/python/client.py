@@ -56,9 +56,18 @@ try:
     firsts = [info["pv"][0] for info in infos]
     assert len(set(firsts)) == 3 and all(m in board.legal_moves for m in firsts), firsts
     assert all("score" in info and info.get("multipv") == k + 1 for k, info in enumerate(infos)), infos
-    # A later play is back to one line (python-chess resets MultiPV).
-    played = engine.play(board, chess.engine.Limit(time=2))
+    # One set: one depth, best first (issue 33).
+    assert len({info["depth"] for info in infos}) == 1, infos
+    scores = [info["score"].relative.score(mate_score=100000) for info in infos]
+    assert scores == sorted(scores, reverse=True), infos
+    # A later play is back to one line (python-chess resets MultiPV). What
+    # a GUI records with the move (a PGN comment's score/depth) is the last
+    # line before bestmove: the move played, with the deciding search's
+    # depth and score.
+    played = engine.play(board, chess.engine.Limit(time=2), info=chess.engine.INFO_ALL)
     assert played.move in board.legal_moves
+    assert played.info["pv"][0] == played.move, played.info
+    assert "score" in played.info and played.info.get("depth", 0) >= 1, played.info
 
     # Mate in one is found.
     mate = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
