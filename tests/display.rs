@@ -254,3 +254,40 @@ fn polyglot_makes_only_real_thinking_lines() {
         }
     }
 }
+
+/// The line that decided carries what its search said besides depth and
+/// score: `seldepth`, `hashfull`, and over Stockfish with `UCI_ShowWDL`
+/// the `wdl` (issue 33, point 7).
+#[test]
+fn the_deciding_line_carries_seldepth_hashfull_and_wdl() {
+    for (child, flags, wdl) in [
+        (ChildKind::Stockfish, vec!["--uci-show-wdl=true"], true),
+        (
+            ChildKind::Stockfish,
+            vec!["--uci-show-wdl=true", "--threads=2", "--child-threads=1"],
+            true,
+        ),
+        (
+            ChildKind::Builtin,
+            vec!["--threads=2", "--child-threads=1"],
+            false,
+        ),
+    ] {
+        let mut e = Mpcmc::over(child, &flags);
+        e.handshake();
+        for go in ["go depth 10", "go nodes 40000"] {
+            e.send("position startpos moves e2e4");
+            e.send(go);
+            let (mv, lines) = e.bestmove(30 * SECOND);
+            let last = thinking(&lines).pop().expect("a thinking line");
+            assert_eq!(last.pv[0].to_string(), mv);
+            assert!(
+                last.seldepth.is_some_and(|s| Some(s) >= last.depth),
+                "{flags:?} {go}: {last}"
+            );
+            assert!(last.hashfull.is_some(), "{flags:?} {go}: {last}");
+            assert_eq!(last.wdl.is_some(), wdl, "{flags:?} {go}: {last}");
+        }
+        assert!(e.quit().success());
+    }
+}

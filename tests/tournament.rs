@@ -117,6 +117,34 @@ fn a_stalled_child_under_a_clock_still_yields_a_searched_move_in_time() {
     assert!(e.quit().success());
 }
 
+/// A child that stops answering after an iteration (a loaded machine, a
+/// child slow to answer `stop`) is given up at the move's cap: its latest
+/// iteration is a searched move and is played, not the built-in engine's
+/// quick one (that was played, at depth 2, when Stockfish overran a
+/// `go movetime 500` by a few milliseconds on a busy machine).
+#[test]
+fn a_child_that_goes_silent_after_an_iteration_is_played_from_it() {
+    let on_go = "echo \"info depth 9 seldepth 12 score cp 20 nodes 90000 pv a7a6 h2h3\"";
+    let mut e = Mpcmc::start(&[&sh_evaluator("", on_go)]);
+    e.handshake();
+    e.send("position startpos moves d2d4");
+    let sent = Instant::now();
+    e.send("go movetime 500");
+    let (mv, lines) = e.bestmove(5 * SECOND);
+    assert!(sent.elapsed() < Duration::from_millis(700), "{lines:#?}");
+    assert_eq!(mv, "a7a6", "{lines:#?}");
+    let last = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("a line");
+    assert!(
+        last.contains("depth 9 seldepth 12 score cp 20") && last.contains("pv a7a6"),
+        "{last}"
+    );
+    assert!(e.quit().success());
+}
+
 #[test]
 fn searches_without_a_clock_end_when_a_child_hangs() {
     let mut e = Mpcmc::start(&[&sh_evaluator("", STALL)]);

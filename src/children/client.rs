@@ -30,7 +30,7 @@ use mpcmc_protocol::{
 use crate::{
     children::command::{CommandError, EngineCommand},
     children::group::Group,
-    mpc::{ChildLimit, Progress, Query, Report, Role, Value},
+    mpc::{ChildLimit, Extra, Progress, Query, Report, Role, Value},
 };
 
 /// How long a child may take to answer `uci`.
@@ -176,6 +176,16 @@ pub fn stall_deadline(limit: ChildLimit) -> Duration {
         ChildLimit::Depth(d) => FLOOR.saturating_mul(1 << (d / 2).min(12)),
         // A child never needs more than its own clock.
         ChildLimit::Clock { wtime, btime, .. } => wtime.max(btime) + FLOOR,
+    }
+}
+
+/// What an `info` line says besides depth, score and nodes.
+fn extra_of(info: &mpcmc_protocol::Info) -> Extra {
+    Extra {
+        seldepth: info.seldepth,
+        hashfull: info.hashfull,
+        tbhits: info.tbhits,
+        wdl: info.wdl,
     }
 }
 
@@ -465,6 +475,7 @@ impl Client {
         let mut stopped = false;
         let (mut depth, mut nodes) = (0, 0);
         let (mut exact, mut bounded) = (None, None);
+        let mut extra = Extra::default();
         let mut pv = Vec::new();
         // The position the pv of a progress line is read in, when one is shown.
         let shown = query.progress.as_ref().map(|sink| (sink, query.position()));
@@ -501,7 +512,7 @@ impl Client {
                         if !line.is_empty() && refuted.is_none() {
                             sink.send(Progress {
                                 depth: d,
-                                seldepth: info.seldepth,
+                                extra: extra_of(&info),
                                 score,
                                 nodes: info.nodes.unwrap_or(nodes),
                                 pv: line,
@@ -510,6 +521,13 @@ impl Client {
                     }
                     depth = info.depth.unwrap_or(depth);
                     nodes = info.nodes.unwrap_or(nodes);
+                    let now = extra_of(&info);
+                    extra = Extra {
+                        seldepth: now.seldepth.or(extra.seldepth),
+                        hashfull: now.hashfull.or(extra.hashfull),
+                        tbhits: now.tbhits.or(extra.tbhits),
+                        wdl: now.wdl.or(extra.wdl),
+                    };
                     if let Some(score) = info.score {
                         let value = Value::from_uci(score);
                         if score.bound == Bound::Exact {
@@ -535,6 +553,7 @@ impl Client {
                     let best = self.checked(&pos, best, exact, &go)?;
                     return Ok(Report {
                         best,
+                        extra,
                         score: exact.or(bounded),
                         pv: bestmove_line(&pos, best, &pv, ponder),
                         depth,

@@ -25,7 +25,7 @@ use mpcmc_builtin::{self as builtin, Limits, StopOnDrop, TranspositionTable};
 
 use crate::{
     children::client::{ChildConfig, ChildError, STOP_TIMEOUT, SearchError},
-    mpc::{Progress, Query, Report, Value, game::hash},
+    mpc::{Extra, Progress, Query, Report, Value, game::hash},
 };
 
 /// The command line that names the built-in engine.
@@ -160,18 +160,29 @@ impl InProcess {
             if let Some(root) = age {
                 engine.age_table(root);
             }
+            let mut seldepth = None;
             let mut show = |p: &builtin::Progress| {
+                seldepth = Some(p.seldepth);
                 if let Some(sink) = &sink {
                     sink.send(Progress {
                         depth: p.depth,
-                        seldepth: Some(p.seldepth),
+                        extra: Extra {
+                            seldepth: Some(p.seldepth),
+                            ..Extra::default()
+                        },
                         score: Some(Value::from_uci(p.score)),
                         nodes: p.nodes,
                         pv: p.pv.clone(),
                     });
                 }
             };
-            Some(engine.search(&searched, &history, &limits, &flag, &mut show))
+            let outcome = engine.search(&searched, &history, &limits, &flag, &mut show);
+            let extra = Extra {
+                seldepth,
+                hashfull: Some(engine.hashfull()),
+                ..Extra::default()
+            };
+            Some((outcome, extra))
         };
         let mut task = if query.is_root() {
             on_own_thread(run)
@@ -212,8 +223,8 @@ impl InProcess {
             }
         };
         let elapsed = started.elapsed();
-        let outcome = match joined.map_err(|e| e.to_string()).flatten() {
-            Ok(Some(outcome)) => outcome,
+        let (outcome, extra) = match joined.map_err(|e| e.to_string()).flatten() {
+            Ok(Some(searched)) => searched,
             Ok(None) => return Err(self.stalled(started).into()),
             Err(status) => {
                 return Err(SearchError::Child(ChildError::Died {
@@ -237,6 +248,7 @@ impl InProcess {
         };
         Ok(Report {
             best,
+            extra,
             score: outcome.score.map(Value::from_uci),
             pv: outcome.pv,
             depth: outcome.depth,

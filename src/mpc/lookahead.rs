@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
-    ChildFault, ChildLimit, Children, Game, Query, Report, Role, Terminal, Value,
+    ChildFault, ChildLimit, Children, Extra, Game, Query, Report, Role, Terminal, Value,
     fortify::{Verdict, fortify},
     level::{self, Level},
 };
@@ -341,6 +341,9 @@ impl Rule {
 #[derive(Debug, Clone)]
 pub struct Decision {
     pub best: Move,
+    /// What the search that decided said besides depth and score: the
+    /// root search's when it chose the move, else the played line's.
+    pub extra: Extra,
     /// The expected reply to `best`.
     pub ponder: Option<Move>,
     /// Value for us at the root of the chosen move.
@@ -696,6 +699,18 @@ impl Candidate {
         }
     }
 
+    /// What the search behind its value said besides depth and score,
+    /// seen from the root: the leaf's, `plies` (two a deeper level) on.
+    pub fn extra(&self, plies: u32) -> Extra {
+        match self.best_next() {
+            Some(next) => next.extra(2).after(plies),
+            None => self
+                .leaf
+                .as_ref()
+                .map_or(Extra::default(), |leaf| leaf.extra.after(plies)),
+        }
+    }
+
     /// The best valued move of the next level (the first on ties), when
     /// this candidate was expanded.
     pub fn best_next(&self) -> Option<&Candidate> {
@@ -1027,6 +1042,7 @@ fn choose(
 
     let mut decision = Decision {
         best: first,
+        extra: Extra::default(),
         ponder: None,
         value: None,
         pv: vec![first],
@@ -1100,12 +1116,14 @@ impl Decision {
                 if let Some(depth) = c.depth(plies) {
                     self.stats.depth = depth;
                 }
+                self.extra = c.extra(plies);
                 self.ponder = reply;
                 self.value = c.value.or(root_score);
                 self.pv = c.line();
             }
             (_, Some(r)) => {
                 self.stats.depth = r.depth;
+                self.extra = r.extra;
                 self.pv = r.line();
                 self.ponder = reply.or_else(|| self.pv.get(1).copied());
                 self.value = r.score;
@@ -1171,6 +1189,7 @@ mod tests {
             .expect("scripted move is legal");
         Report {
             best,
+            extra: Extra::default(),
             score: Some(Value::cp(score)),
             pv: vec![best],
             depth: 5,

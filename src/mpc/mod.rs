@@ -112,12 +112,39 @@ impl Query {
     }
 }
 
+/// What a child's search said besides depth, score and nodes, shown with
+/// the line it decided (`info seldepth … hashfull … tbhits … wdl …`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extra {
+    pub seldepth: Option<u32>,
+    /// Permille of its hash table in use.
+    pub hashfull: Option<u32>,
+    pub tbhits: Option<u64>,
+    /// Win, draw, loss in permille, from the side to move in the queried
+    /// position (`UCI_ShowWDL`).
+    pub wdl: Option<[u32; 3]>,
+}
+
+impl Extra {
+    /// The same seen from the other side, `plies` moves later: the
+    /// selective depth grows by them, an odd count swaps win and loss.
+    pub fn after(self, plies: u32) -> Extra {
+        Extra {
+            seldepth: self.seldepth.map(|s| s + plies),
+            wdl: self
+                .wdl
+                .map(|[w, d, l]| if plies % 2 == 1 { [l, d, w] } else { [w, d, l] }),
+            ..self
+        }
+    }
+}
+
 /// One completed iteration of a child search, as its `info` line said it.
 /// Moves are legal in the queried position.
 #[derive(Debug, Clone)]
 pub struct Progress {
     pub depth: u32,
-    pub seldepth: Option<u32>,
+    pub extra: Extra,
     /// From the side to move in the queried position.
     pub score: Option<Value>,
     pub nodes: u64,
@@ -150,6 +177,8 @@ impl fmt::Debug for ProgressSink {
 #[derive(Debug, Clone)]
 pub struct Report {
     pub best: Move,
+    /// What its last `info` said besides depth, score and nodes.
+    pub extra: Extra,
     /// Last exact score (a bound only when no exact score came), from the side
     /// to move in the queried position.
     pub score: Option<Value>,

@@ -857,6 +857,7 @@ mod tests {
             };
             Ok(Report {
                 best: moves[0],
+                extra: Default::default(),
                 score: Some(Value::cp(score)),
                 pv: vec![moves[0]],
                 depth: 3,
@@ -1056,6 +1057,7 @@ mod tests {
         let children = Valued::default();
         let root = Report {
             best: moves(&game, &["a2a3"])[0],
+            extra: Default::default(),
             score: Some(Value::cp(0)),
             pv: Vec::new(),
             depth: 10,

@@ -101,6 +101,8 @@ pub struct Options {
     pub multi_pv: u32,
     /// Each decision's rule and rounds as an `info string`.
     pub show_decisions: bool,
+    /// `UCI_ShowWDL`: the children's win/draw/loss shown with the lines.
+    pub show_wdl: bool,
     pub chess960: bool,
     pub log_file: String,
     pub trace_file: String,
@@ -146,6 +148,7 @@ impl Default for Options {
             ponder: false,
             multi_pv: 1,
             show_decisions: false,
+            show_wdl: false,
             chess960: false,
             log_file: String::new(),
             trace_file: String::new(),
@@ -214,7 +217,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 31] = [
+const TABLE: [Def; 32] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -418,6 +421,15 @@ const TABLE: [Def; 31] = [
         standalone: false,
         apply: |o, v| {
             o.show_decisions = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "UCI_ShowWDL",
+        kind: || check(false),
+        standalone: false,
+        apply: |o, v| {
+            o.show_wdl = v.on();
             Ok(())
         },
     },
@@ -816,6 +828,9 @@ impl Options {
         ];
         if self.chess960 {
             options.push(("UCI_Chess960".to_owned(), "true".to_owned()));
+        }
+        if self.show_wdl {
+            options.push(("UCI_ShowWDL".to_owned(), "true".to_owned()));
         }
         options.extend(
             parse_child_options(extra).map_err(|reason| OptionError::BadValue {

@@ -31,7 +31,7 @@ use std::{
 use mpcmc_protocol::{Info, output::Output};
 use shakmaty::{Move, uci::UciMove};
 
-use crate::mpc::{Game, Progress, Value};
+use crate::mpc::{Extra, Game, Progress, Value};
 
 /// The shortest time between two of a child's iterations relayed to the
 /// GUI: 50 lines a second. A child printing 200 000 `info` lines a search
@@ -47,6 +47,8 @@ pub struct PvLine {
     pub value: Option<Value>,
     /// Starts with the root move.
     pub pv: Vec<Move>,
+    /// The rest its search said (`seldepth`, `hashfull`, `tbhits`, `wdl`).
+    pub extra: Extra,
 }
 
 /// What one `go` has shown so far.
@@ -68,6 +70,8 @@ struct Inner {
     multi_pv: u32,
     /// `ShowDecisions`: the decision's detail as `info string`s.
     details: bool,
+    /// `UCI_ShowWDL`: `wdl` on the lines whose search gave one.
+    show_wdl: bool,
     shown: Mutex<Shown>,
 }
 
@@ -83,6 +87,7 @@ impl Pane {
         game: Arc<Game>,
         multi_pv: u32,
         details: bool,
+        show_wdl: bool,
     ) -> Pane {
         Pane(Arc::new(Inner {
             out,
@@ -90,6 +95,7 @@ impl Pane {
             game,
             multi_pv: multi_pv.max(1),
             details,
+            show_wdl,
             shown: Mutex::new(Shown::default()),
         }))
     }
@@ -129,19 +135,33 @@ impl Pane {
         rest.sort_by_key(|l| std::cmp::Reverse(l.value));
         rest.truncate(self.0.multi_pv as usize - 1);
         shown.last = Some((played, top));
-        let line = |k: u32, value: Option<Value>, pv: &[Move]| Info {
+        let line = |k: u32, value: Option<Value>, l: &PvLine| Info {
             multipv: multi.then_some(k),
             score: value.map(Value::to_uci),
-            pv: uci_line(&self.0.game, pv),
-            ..base.clone()
+            pv: uci_line(&self.0.game, &l.pv),
+            ..self.with_extra(base.clone(), l.extra)
         };
-        self.0.out.info(line(1, top, &first.pv));
+        self.0.out.info(line(1, top, &first));
         for (l, k) in rest.into_iter().zip(2..) {
             let value = match (l.value, top) {
                 (Some(v), Some(top)) => Some(v.min(top)),
                 (v, _) => v,
             };
-            self.0.out.info(line(k, value, &l.pv));
+            self.0.out.info(line(k, value, l));
+        }
+    }
+
+    /// `info` with what a search said besides depth and score: its
+    /// `seldepth` (never below the depth shown), `hashfull`, `tbhits`,
+    /// and with `UCI_ShowWDL` its `wdl`.
+    fn with_extra(&self, info: Info, extra: Extra) -> Info {
+        let depth = info.depth.unwrap_or(0);
+        Info {
+            seldepth: extra.seldepth.map(|s| s.max(depth)),
+            hashfull: extra.hashfull,
+            tbhits: extra.tbhits,
+            wdl: extra.wdl.filter(|_| self.0.show_wdl),
+            ..info
         }
     }
 
@@ -166,12 +186,14 @@ impl Pane {
         shown.relayed = Some(Instant::now());
         shown.depth = shown.depth.max(p.depth);
         let depth = shown.depth;
-        let info = Info {
+        let counts = Info {
             depth: Some(depth),
-            seldepth: p.seldepth.map(|s| s.max(depth)),
+            ..self.counts(&mut shown, before + p.nodes)
+        };
+        let info = Info {
             score: p.score.map(Value::to_uci),
             pv: uci_line(&self.0.game, &p.pv),
-            ..self.counts(&mut shown, before + p.nodes)
+            ..self.with_extra(counts, p.extra)
         };
         shown.last = Some((p.pv.first().copied(), p.score));
         self.0.out.info(info);

@@ -35,7 +35,7 @@ use crate::{
     children::Pool,
     mpc::{
         Candidate, ChildFault, ChildLimit, Children, Decision, Game, Progress, ProgressSink, Query,
-        Rule, Settings, Value,
+        Report, Rule, Settings, Value,
         budget::{
             EvaluatorOnly, INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, level_call_nodes,
             node_rounds, open_rounds, plan_timed, round_clock,
@@ -365,6 +365,7 @@ impl Search {
             req.game.clone(),
             req.options.multi_pv,
             req.options.show_decisions,
+            req.options.show_wdl,
         );
         let pos = req.game.position();
         let legal: Vec<Move> = pos.legal_moves().into_iter().collect();
@@ -461,7 +462,8 @@ impl Search {
         }
         // The last line before `bestmove` is the move played (a deepening
         // search may play an earlier pass's move than its last lines').
-        let (first, others) = lines_of(&o.decision, &o.decision.candidates);
+        let plies = o.settings.lookahead.plies();
+        let (first, others) = lines_of(&o.decision, &o.decision.candidates, plies);
         self.pane.finish(first, &others, self.nodes);
         self.trace(&o);
         Some(o.decision)
@@ -891,12 +893,14 @@ impl Search {
         // The search is the decision: the GUI sees its iterations as they
         // complete (as from the child alone), until it ends.
         let showing = Arc::new(Mutex::new(true));
+        let last: Arc<Mutex<Option<Progress>>> = Arc::default();
+        let started = Instant::now();
         let (mut deadline, after_ponderhit) = match due {
             Due::At(t) => (Some(t), None),
             Due::AfterPonderhit(time) => (None, Some(time)),
         };
         let query = Query {
-            progress: Some(self.relayed(showing.clone())),
+            progress: Some(self.relayed(showing.clone(), last.clone())),
             ponderhit: after_ponderhit.map(|_| self.req.ponderhit.clone()),
             ..Query::root(self.req.game.clone(), limit)
         };
@@ -947,14 +951,33 @@ impl Search {
                     self.uci(r.best)
                 ));
             }
+            // Given up at the move's cap (a loaded machine, a child slow
+            // to answer `stop`): its latest iteration is a searched move,
+            // deeper than what the built-in engine finds in what is left.
             Err(e) if e.is_cancelled() => {
-                return Err("the evaluator did not answer in time".to_owned());
+                let latest = last.lock().unwrap_or_else(|e| e.into_inner()).take();
+                match latest.filter(|p| p.pv.first().is_some_and(|m| self.candidates.contains(m))) {
+                    Some(p) => Report {
+                        best: p.pv[0],
+                        extra: p.extra,
+                        score: p.score,
+                        pv: p.pv,
+                        depth: p.depth,
+                        nodes: p.nodes,
+                        search_time: started.elapsed(),
+                        busy_time: started.elapsed(),
+                        stopped: true,
+                        slot: None,
+                    },
+                    None => return Err("the evaluator did not answer in time".to_owned()),
+                }
             }
             Err(e) => return Err(format!("evaluator failed: {e}")),
         };
         let pv = report.line();
         let decision = Decision {
             best: report.best,
+            extra: report.extra,
             ponder: pv.get(1).copied(),
             value: report.score,
             pv,
@@ -1029,6 +1052,7 @@ impl Search {
         self.nodes += outcome.nodes;
         let decision = Decision {
             best,
+            extra: Default::default(),
             ponder: outcome.ponder,
             value: outcome.score.map(Value::from_uci),
             pv: outcome.pv,
@@ -1122,7 +1146,7 @@ impl Search {
                     }
                 }
             }
-            let (first, others) = lines_of(r.decision, &latest);
+            let (first, others) = lines_of(r.decision, &latest, settings.lookahead.plies());
             pane.set(first, &others, base + spent);
         };
         let pool = self.req.pool.clone();
@@ -1251,12 +1275,18 @@ impl Search {
 
     /// A sink that shows a child search's iterations in the pane, the
     /// nodes counted for this `go`, while `showing`.
-    fn relayed(&self, showing: Arc<Mutex<bool>>) -> ProgressSink {
+    /// The latest iteration is kept in `last`.
+    fn relayed(
+        &self,
+        showing: Arc<Mutex<bool>>,
+        last: Arc<Mutex<Option<Progress>>>,
+    ) -> ProgressSink {
         let (pane, before) = (self.pane.clone(), self.nodes);
         ProgressSink::new(move |p: Progress| {
             let showing = showing.lock().unwrap_or_else(|e| e.into_inner());
             if *showing {
                 pane.relay(&p, before);
+                *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
             }
         })
     }
@@ -1265,7 +1295,7 @@ impl Search {
     /// (the rule, the rounds), and a notice for each kind of child fault.
     fn report(&self, o: &Outcome) {
         let d = &o.decision;
-        let (first, others) = lines_of(d, &d.candidates);
+        let (first, others) = lines_of(d, &d.candidates, o.settings.lookahead.plies());
         self.pane.set(first, &others, self.nodes);
         self.pane.detail(self.how(o));
         // Child failures other than being cut short are worth a line each kind.
@@ -1400,7 +1430,7 @@ fn unanswered(d: &Decision) -> String {
 /// A decision's lines for the pane: its own move's first, then every
 /// other root move of `candidates` with a value, all at the decision's
 /// depth (the pane shows one set at one depth).
-fn lines_of(d: &Decision, candidates: &[Candidate]) -> (PvLine, Vec<PvLine>) {
+fn lines_of(d: &Decision, candidates: &[Candidate], plies: u32) -> (PvLine, Vec<PvLine>) {
     let depth = d.stats.depth;
     let pv = if d.pv.first() == Some(&d.best) {
         d.pv.clone()
@@ -1411,6 +1441,7 @@ fn lines_of(d: &Decision, candidates: &[Candidate]) -> (PvLine, Vec<PvLine>) {
         depth,
         value: d.value,
         pv,
+        extra: d.extra,
     };
     let others = candidates
         .iter()
@@ -1419,6 +1450,7 @@ fn lines_of(d: &Decision, candidates: &[Candidate]) -> (PvLine, Vec<PvLine>) {
             depth,
             value: c.value,
             pv: c.line(),
+            extra: c.extra(plies),
         })
         .collect();
     (first, others)
