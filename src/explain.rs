@@ -80,9 +80,18 @@ pub async fn run(
         std::process::id()
     ));
     options.trace_file = path.to_string_lossy().into_owned();
-    // The position is checked here: the session would say what is wrong in
-    // an `info string` and search the position it had.
-    game_of(args.fen.as_deref(), &args.moves, options.castling_mode())?;
+    // The position and the `go` are checked here: the session would say
+    // what is wrong in an `info string` and search what it had.
+    let game = game_of(args.fen.as_deref(), &args.moves, options.castling_mode())?;
+    if let Some(end) = game.terminal_now() {
+        bail!("the game is over in this position ({end:?}): there is no move to explain");
+    }
+    let go = format!("go {}", args.go.trim());
+    match crate::protocol::parse_gui_line(&go) {
+        Ok(parsed) if parsed.problems.is_empty() => {}
+        Ok(parsed) => bail!("--go '{}': {}", args.go, parsed.problems[0]),
+        Err(e) => bail!("--go '{}': {e}", args.go),
+    }
     let position = match &args.fen {
         Some(fen) => format!("position fen {fen}"),
         None => "position startpos".to_owned(),
@@ -92,7 +101,7 @@ pub async fn run(
     } else {
         format!(" moves {}", args.moves.join(" "))
     };
-    let script = format!("isready\n{position}{moves}\ngo {}\n", args.go.trim());
+    let script = format!("isready\n{position}{moves}\n{go}\n");
     let captured = Captured::default();
     let (uci_out, writer) =
         Output::start(captured.clone()).context("cannot start the session's output")?;

@@ -410,3 +410,30 @@ fn a_one_pass_root_search_is_as_long_as_the_first_levels_line() {
         );
     }
 }
+
+/// What cannot be explained is refused with a clear reason, before any
+/// search: a finished game (it said "no decision was made; the engine
+/// said:" and an empty line), and a `--go` that does not parse (it ran a
+/// bare `go` silently).
+#[test]
+fn explain_refuses_a_finished_game_and_a_bad_go() {
+    let refused = |args: &[&str]| -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+            .arg("explain")
+            .args(args)
+            .output()
+            .expect("run mpcmc explain");
+        assert!(!out.status.success(), "{args:?} was accepted");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let mate = refused(&["--fen", "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1"]);
+    assert!(
+        mate.contains("the game is over in this position (Checkmate"),
+        "{mate}"
+    );
+    let bad = refused(&["--go", "depth x"]);
+    assert!(
+        bad.contains("--go 'depth x'") && bad.contains("'x'"),
+        "{bad}"
+    );
+}
