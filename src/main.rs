@@ -15,14 +15,21 @@ use mpcmc::{
     },
     uci::{
         meta::Meta,
-        options::{EngineAlone, Options, flag_name, flag_names},
+        options::{EngineAlone, Options, flag_help, flag_name, flag_names},
     },
 };
 use mpcmc_builtin::uci::Standalone;
 
 /// A chess meta-engine: MPC-MC lookahead over child UCI engines.
 #[derive(Parser, Debug)]
-#[command(name = "mpcmc", version, about)]
+#[command(
+    name = "mpcmc",
+    version,
+    about,
+    after_help = "With no command, mpcmc runs as a UCI engine on stdin/stdout. Every option \
+                  flag sets that UCI option before the GUI's setoption; uci-options.md \
+                  describes each in full."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Cmd>,
@@ -65,7 +72,7 @@ fn with_option_flags(mut cmd: clap::Command) -> clap::Command {
             .global(true)
             .action(ArgAction::Set)
             .value_name("VALUE")
-            .help(format!("Sets the UCI option {name} before any setoption"));
+            .help(flag_help(name));
         if let OptionType::Check { .. } = spec.kind {
             arg = arg
                 .num_args(0..=1)

@@ -1107,3 +1107,35 @@ fn clear_hash_is_a_button_and_memoryless_a_setting() {
     assert!(e.quit().success());
     let _ = std::fs::remove_file(&log);
 }
+
+/// `--help` says what each flag means, its default and range, from the
+/// option table's documentation, and that no command runs the engine (it
+/// said "Sets the UCI option X before any setoption" for every flag).
+#[test]
+fn help_tells_each_flag_its_meaning_default_and_range() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+        .arg("--help")
+        .output()
+        .expect("mpcmc --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{help}");
+    let line = |flag: &str| -> String {
+        help.lines()
+            .find(|l| l.trim_start().starts_with(flag))
+            .unwrap_or_else(|| panic!("no {flag} in {help}"))
+            .to_owned()
+    };
+    let threads = line("--threads");
+    assert!(
+        threads.contains("Cores for the children") && threads.contains("Default 1; 1–256."),
+        "{threads}"
+    );
+    assert!(line("--uci-elo").contains("Default 1500; 600–2800."));
+    assert!(!help.contains("before any setoption"), "{help}");
+    assert!(
+        help.contains("With no command, mpcmc runs as a UCI engine"),
+        "{help}"
+    );
+    // A button is an action, not a flag.
+    assert!(!help.contains("--clear-hash"), "{help}");
+}
