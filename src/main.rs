@@ -140,7 +140,20 @@ fn main() -> anyhow::Result<()> {
             )?;
             Ok(())
         }
-        Some(Cmd::Engine { action: None }) => serve(runtime, Standalone::new(EngineAlone(options))),
+        Some(Cmd::Engine { action: None }) => {
+            // The meta-engine's flags mean nothing to the engine alone.
+            if let Some(name) = flag_names()
+                .filter(|n| !Options::standalone_declares(n))
+                .find(|n| matches.get_one::<String>(n).is_some())
+            {
+                anyhow::bail!(
+                    "--{} is an option of the meta-engine, not of the built-in engine alone \
+                     (mpcmc engine)",
+                    flag_name(name)
+                );
+            }
+            serve(runtime, Standalone::new(EngineAlone(options)))
+        }
         None => serve(runtime, Meta::new(options)),
     }
 }

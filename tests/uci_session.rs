@@ -1139,3 +1139,30 @@ fn help_tells_each_flag_its_meaning_default_and_range() {
     // A button is an action, not a flag.
     assert!(!help.contains("--clear-hash"), "{help}");
 }
+
+/// `mpcmc engine` refuses the meta-engine's flags it would ignore (it
+/// listed and silently accepted `--lookahead`, `--evaluator`, …) and takes
+/// its own.
+#[test]
+fn the_engine_alone_refuses_the_meta_engines_flags() {
+    let run = |flags: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+            .args(flags)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("mpcmc runs")
+    };
+    let refused = run(&["engine", "--lookahead=two"]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(
+        said.contains("--lookahead is an option of the meta-engine"),
+        "{said}"
+    );
+    let taken = run(&["engine", "--threads=1", "--hash=8"]);
+    assert!(
+        taken.status.success(),
+        "{}",
+        String::from_utf8_lossy(&taken.stderr)
+    );
+}
