@@ -31,7 +31,10 @@ use std::{
 use mpcmc_protocol::{Info, output::Output};
 use shakmaty::{Move, uci::UciMove};
 
-use crate::mpc::{Extra, Game, Progress, Value};
+use crate::{
+    mpc::{Extra, Game, Progress, Value},
+    uci::options::Options,
+};
 
 /// The shortest time between two of a child's iterations relayed to the
 /// GUI: 50 lines a second. A child printing 200 000 `info` lines a search
@@ -81,21 +84,16 @@ struct Inner {
 pub struct Pane(Arc<Inner>);
 
 impl Pane {
-    pub fn new(
-        out: Output,
-        received: Instant,
-        game: Arc<Game>,
-        multi_pv: u32,
-        details: bool,
-        show_wdl: bool,
-    ) -> Pane {
+    /// The pane of a `go` that arrived at `received`, in `game`, as the
+    /// `options` ask (`MultiPV`, `ShowDecisions`, `UCI_ShowWDL`).
+    pub fn new(out: Output, received: Instant, game: Arc<Game>, options: &Options) -> Pane {
         Pane(Arc::new(Inner {
             out,
             received,
             game,
-            multi_pv: multi_pv.max(1),
-            details,
-            show_wdl,
+            multi_pv: options.multi_pv.max(1),
+            details: options.show_decisions,
+            show_wdl: options.show_wdl,
             shown: Mutex::new(Shown::default()),
         }))
     }

@@ -363,9 +363,7 @@ impl Search {
             req.out.clone(),
             req.received,
             req.game.clone(),
-            req.options.multi_pv,
-            req.options.show_decisions,
-            req.options.show_wdl,
+            &req.options,
         );
         let pos = req.game.position();
         let legal: Vec<Move> = pos.legal_moves().into_iter().collect();
