@@ -64,7 +64,7 @@ pub struct WorkerEntry {
 /// Why a `Workers` value cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WorkersError {
-    #[error("'{entry}': {reason}")]
+    #[error("{reason} (in '{entry}')")]
     Entry { entry: String, reason: String },
     #[error("an unclosed quote")]
     Unclosed,

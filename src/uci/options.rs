@@ -1202,6 +1202,15 @@ mod tests {
             o.workers.contains("evaluator: /usr/games/stockfish"),
             "left alone"
         );
+        // The reason first, the entry once.
+        let e = o
+            .set("Workers", Some("builtin *0"))
+            .expect_err("*0")
+            .to_string();
+        assert_eq!(
+            e,
+            "option 'Workers': 'builtin *0' is not usable: '*0' is not *1 to *1024 (in 'builtin *0')"
+        );
         // The default sent back, as GUIs send every stored value: the
         // pool is Evaluator, Opponent and Threads again.
         for empty in ["", "  ", "<empty>"] {
