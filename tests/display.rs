@@ -217,7 +217,19 @@ fn polyglot_makes_only_real_thinking_lines() {
     let game = read("move ", 30 * SECOND);
     send("force");
     send("analyze");
-    let analysis = read("", 3 * SECOND);
+    // Until a few lines came (the first round of a two-step lookahead
+    // over every move takes seconds on a loaded machine), at most 60 s.
+    let mut analysis = Vec::new();
+    let since = Instant::now();
+    while analysis
+        .iter()
+        .filter(|l: &&String| l.starts_with(char::is_numeric))
+        .count()
+        < 3
+        && since.elapsed() < 60 * SECOND
+    {
+        analysis.extend(read("", SECOND));
+    }
     send("exit");
     send("quit");
     let _ = p.wait();
