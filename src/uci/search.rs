@@ -1406,8 +1406,10 @@ impl Search {
     }
 }
 
+/// Why a pass gave no decision: the candidates are never empty there
+/// (a finished root is answered before), so nothing finished in time.
 fn no_candidates() -> String {
-    "no candidate move to search".to_owned()
+    "no lookahead round finished in time".to_owned()
 }
 
 /// Why a pass that ended with [`Rule::NoAnswer`] has nothing: the first
