@@ -64,12 +64,11 @@ pub struct Anchor {
 /// every longer clock: at 14 000 nodes a call, 1800 was cut to about 1600
 /// by the clock at 10+0.1 and played stronger on longer clocks than it was
 /// measured at. 1400 scored −17 ± 37 against Stockfish's 1400 at 10+0.1
-/// (333 games); 1800, the budget and spread that scored −16 ± 66 against
-/// Stockfish's 1800 at fixed nodes (106 games); 1000 lies between the two
-/// self-play probes against 1400 (its old anchor −636 ± 198, the
-/// geometric 1100 −285 ± 145; −400 wanted); 600 and 2800 are unmeasured:
-/// the built-in engine's own full strength at 10+0.1 is about 2100, and
-/// past it the clock, not the level, limits.
+/// (333 games); 1800 −5 ± 46 against Stockfish's 1800 at fixed nodes (209
+/// games); 1000 −496 ± 108 against 1400 in self-play (204 games, −400
+/// wanted), 600 −458 ± 109 against 1000 likewise (173 games); 2800 is
+/// unmeasured: the built-in engine's own full strength at 10+0.1 is about
+/// 2100, and past it the clock, not the level, limits.
 pub const ANCHORS: [Anchor; 5] = [
     Anchor {
         elo: MIN_ELO,
