@@ -501,6 +501,7 @@ impl Client {
             };
             match line {
                 EngineLine::Info(info) if info.multipv.is_none_or(|k| k == 1) => {
+                    let now = extra_of(&info);
                     if let Some((sink, pos)) = &shown
                         && let Some(d) = info.depth
                     {
@@ -512,7 +513,7 @@ impl Client {
                         if !line.is_empty() && refuted.is_none() {
                             sink.send(Progress {
                                 depth: d,
-                                extra: extra_of(&info),
+                                extra: now,
                                 score,
                                 nodes: info.nodes.unwrap_or(nodes),
                                 pv: line,
@@ -521,7 +522,6 @@ impl Client {
                     }
                     depth = info.depth.unwrap_or(depth);
                     nodes = info.nodes.unwrap_or(nodes);
-                    let now = extra_of(&info);
                     extra = Extra {
                         seldepth: now.seldepth.or(extra.seldepth),
                         hashfull: now.hashfull.or(extra.hashfull),

@@ -562,26 +562,33 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     TABLE.iter().map(|d| d.name)
 }
 
-/// Each option's row of `uci-options.md`'s table: name, type, default,
-/// range, meaning (backticks removed; the document is the one place the
-/// options are described).
-fn documented_rows() -> impl Iterator<Item = Vec<String>> {
-    include_str!("../../uci-options.md")
-        .lines()
-        .skip_while(|l| !l.starts_with("| `"))
-        .take_while(|l| l.starts_with("| `"))
-        .map(|l| {
-            l.replace("\\|", "/")
-                .split('|')
-                .map(|c| c.trim().replace('`', ""))
-                .collect()
-        })
+/// Each option's row of `uci-options.md`'s first table: the cells
+/// (`""`, name, type, default, range, meaning, …), backticks removed;
+/// read once. The document is the one place the options are described.
+fn documented_rows() -> &'static [Vec<String>] {
+    static ROWS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(|| {
+        include_str!("../../uci-options.md")
+            .lines()
+            .skip_while(|l| !l.starts_with("| `"))
+            .take_while(|l| l.starts_with("| `"))
+            .map(|l| {
+                l.replace("\\|", "/")
+                    .split('|')
+                    .map(|c| c.trim().replace('`', ""))
+                    .collect()
+            })
+            .collect()
+    })
 }
 
 /// One line of help for option `name`: the first sentence of its meaning,
 /// its default and range.
 pub fn flag_help(name: &str) -> String {
-    let Some(row) = documented_rows().find(|r| r.get(1).is_some_and(|n| n == name)) else {
+    let Some(row) = documented_rows()
+        .iter()
+        .find(|r| r.get(1).is_some_and(|n| n == name))
+    else {
         return format!("Sets the UCI option {name}");
     };
     const MOST: usize = 160;
@@ -989,17 +996,11 @@ mod tests {
     /// options the built-in engine alone declares.
     #[test]
     fn the_table_matches_uci_options_md() {
-        let doc = include_str!("../../uci-options.md");
         // The first table: the options (later tables compare others).
-        let rows: Vec<Vec<String>> = doc
-            .lines()
-            .skip_while(|l| !l.starts_with("| `"))
-            .take_while(|l| l.starts_with("| `"))
-            .map(|l| l.split('|').map(|c| c.trim().replace('`', "")).collect())
-            .collect();
+        let rows = documented_rows();
         let documented: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
         assert_eq!(documented, names().collect::<Vec<_>>());
-        for row in &rows {
+        for row in rows {
             let spec = Options::spec(&row[1]).expect("declared");
             let (kind, default, range) = match spec.kind {
                 OptionType::Check { default } => ("check", default.to_string(), String::new()),
@@ -1022,7 +1023,7 @@ mod tests {
                 row[1]
             );
         }
-        let standalone = doc
+        let standalone = include_str!("../../uci-options.md")
             .split("## `mpcmc engine`")
             .nth(1)
             .and_then(|s| s.split("declares").nth(1))

@@ -98,6 +98,12 @@ impl Pane {
         }))
     }
 
+    /// Whether a report shows more than the move played (`MultiPV`): the
+    /// other lines need not be built otherwise.
+    pub fn shows_others(&self) -> bool {
+        self.0.multi_pv > 1
+    }
+
     fn shown(&self) -> std::sync::MutexGuard<'_, Shown> {
         self.0.shown.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -110,8 +116,8 @@ impl Pane {
     }
 
     /// One report: `first`, the move that would be played, then with
-    /// `MultiPV` above 1 the best of `others` (any order), `nodes` the
-    /// work of the whole `go` so far.
+    /// `MultiPV` above 1 the best of `others` (the other root moves with a
+    /// value, any order), `nodes` the work of the whole `go` so far.
     pub fn set(&self, first: PvLine, others: &[PvLine], nodes: u64) {
         let mut shown = self.shown();
         self.write_set(&mut shown, first, others, nodes);
@@ -126,10 +132,7 @@ impl Pane {
         let multi = self.0.multi_pv > 1;
         let top = first.value;
         let played = first.pv.first().copied();
-        let mut rest: Vec<&PvLine> = others
-            .iter()
-            .filter(|l| l.value.is_some() && l.pv.first().copied() != played)
-            .collect();
+        let mut rest: Vec<&PvLine> = others.iter().collect();
         rest.sort_by_key(|l| std::cmp::Reverse(l.value));
         rest.truncate(self.0.multi_pv as usize - 1);
         shown.last = Some((played, top));

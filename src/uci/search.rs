@@ -455,14 +455,16 @@ impl Search {
             Err(why) => self.fallback(why, settings).await,
         };
         let o = outcome?;
-        if !o.reported {
+        if o.reported {
+            // The last line before `bestmove` is the move played (a
+            // deepening search may play an earlier pass's move than its
+            // last lines').
+            let plies = o.settings.lookahead.plies();
+            let (first, others) = lines_of(&self.pane, &o.decision, &o.decision.candidates, plies);
+            self.pane.finish(first, &others, self.nodes);
+        } else {
             self.report(&o);
         }
-        // The last line before `bestmove` is the move played (a deepening
-        // search may play an earlier pass's move than its last lines').
-        let plies = o.settings.lookahead.plies();
-        let (first, others) = lines_of(&o.decision, &o.decision.candidates, plies);
-        self.pane.finish(first, &others, self.nodes);
         self.trace(&o);
         Some(o.decision)
     }
@@ -1144,7 +1146,7 @@ impl Search {
                     }
                 }
             }
-            let (first, others) = lines_of(r.decision, &latest, settings.lookahead.plies());
+            let (first, others) = lines_of(&pane, r.decision, &latest, settings.lookahead.plies());
             pane.set(first, &others, base + spent);
         };
         let pool = self.req.pool.clone();
@@ -1293,7 +1295,7 @@ impl Search {
     /// (the rule, the rounds), and a notice for each kind of child fault.
     fn report(&self, o: &Outcome) {
         let d = &o.decision;
-        let (first, others) = lines_of(d, &d.candidates, o.settings.lookahead.plies());
+        let (first, others) = lines_of(&self.pane, d, &d.candidates, o.settings.lookahead.plies());
         self.pane.set(first, &others, self.nodes);
         self.pane.detail(self.how(o));
         // Child failures other than being cut short are worth a line each kind.
@@ -1427,10 +1429,16 @@ fn unanswered(d: &Decision) -> String {
     }
 }
 
-/// A decision's lines for the pane: its own move's first, then every
-/// other root move of `candidates` with a value, all at the decision's
-/// depth (the pane shows one set at one depth).
-fn lines_of(d: &Decision, candidates: &[Candidate], plies: u32) -> (PvLine, Vec<PvLine>) {
+/// A decision's lines for the pane: its own move's first, then (when the
+/// pane shows more than one) every other root move of `candidates` with a
+/// value, all at the decision's depth (the pane shows one set at one
+/// depth).
+fn lines_of(
+    pane: &Pane,
+    d: &Decision,
+    candidates: &[Candidate],
+    plies: u32,
+) -> (PvLine, Vec<PvLine>) {
     let depth = d.stats.depth;
     let pv = if d.pv.first() == Some(&d.best) {
         d.pv.clone()
@@ -1445,6 +1453,7 @@ fn lines_of(d: &Decision, candidates: &[Candidate], plies: u32) -> (PvLine, Vec<
     };
     let others = candidates
         .iter()
+        .filter(|_| pane.shows_others())
         .filter(|c| c.mv != d.best && c.value.is_some())
         .map(|c| PvLine {
             depth,
