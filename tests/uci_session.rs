@@ -57,8 +57,12 @@ fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
         let (mv, lines) = e.bestmove(5 * SECOND);
         let took = sent.elapsed();
         assert_legal(&position(None, &["e2e4", "e7e5"]), &mv);
-        // Not far past the movetime, even on a loaded machine.
+        // Not far past the movetime, even on a loaded machine; and the
+        // time is used: a move time is a target to reach (two workers
+        // answered after 0.41–0.84 s when the root search stopped with the
+        // rounds).
         assert!(took < 2 * SECOND, "took {took:?}");
+        assert!(took >= Duration::from_millis(850), "took {took:?}");
         // A final info line with a score, summed nodes, and a pv starting
         // with our move.
         let info = lines
@@ -80,15 +84,12 @@ fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
 fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
     // mpcmc plays both sides of a 1+0.01 game for 60 plies; the clock is kept
     // here as a GUI keeps it, including pipe latency. One worker, and two
-    // running two-step rounds beside the root search.
+    // running two-step rounds beside the root search. The default
+    // `MoveOverhead` (10 ms): what a busy machine needs beyond it is
+    // measured as the game goes (`Lateness`).
     for flags in [
-        &["--move-overhead=30"][..],
-        &[
-            "--move-overhead=30",
-            "--threads=2",
-            "--child-threads=1",
-            "--lookahead=two",
-        ],
+        &[][..],
+        &["--threads=2", "--child-threads=1", "--lookahead=two"],
     ] {
         let mut e = Mpcmc::over(child, flags);
         e.handshake();
@@ -100,11 +101,9 @@ fn never_loses_on_time_at_one_second_plus_ten_ms(child: ChildKind) {
 fn never_loses_on_time_at_ten_moves_in_one_second(child: ChildKind) {
     // Three controls of 10 moves in 1 s each side: `movestogo` reaches the
     // child, which may spend most of what is left on a control's last move;
-    // with two workers the rounds keep to the hard limit beside it.
-    for workers in [
-        &["--move-overhead=30"][..],
-        &["--move-overhead=30", "--threads=2", "--child-threads=1"],
-    ] {
+    // with two workers the rounds keep to the hard limit beside it. The
+    // default `MoveOverhead`, as above.
+    for workers in [&[][..], &["--threads=2", "--child-threads=1"]] {
         let mut e = Mpcmc::over(child, workers);
         e.handshake();
         e.play_game_on_clock(1000, 0, Some(10), 60);

@@ -289,9 +289,11 @@ pub fn plan_timed(
         )
     };
     // On the game's clock with a worker of its own the root search keeps the
-    // clock and decides its time.
+    // clock and decides its time; under a move time it deepens until the
+    // target.
     let (keeps_clock, root_time) = match budget.clock {
         Some(clock) if threads >= 2 => (Some(clock), RootTime::Until),
+        None if threads >= 2 => (None, RootTime::ToTarget),
         _ => (None, RootTime::Apart),
     };
     for lookahead in settings.lookahead.and_cheaper() {
@@ -418,6 +420,9 @@ mod tests {
         );
         // 800 ms of lookahead / 4 rounds / 40 calls: 5 ms, 5000 nodes.
         assert_eq!(plan.first, ChildLimit::Nodes(5000));
+        // A move time is a target to reach: the root search deepens until
+        // it once the rounds end.
+        assert_eq!(plan.clock.get().map(|c| c.root), Some(RootTime::ToTarget));
         // One worker on a move time: the evaluator alone, for the move
         // time less a call's cost.
         assert!(matches!(

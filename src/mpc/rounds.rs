@@ -171,7 +171,19 @@ pub enum RootTime {
     /// unless the lookahead's best is close to beating the anchor, which
     /// gets rounds until twice `soft`.
     Until,
+    /// It runs alongside the rounds (a worker of its own) under a move
+    /// time, which answering early saves nothing of: the rounds aim at
+    /// `soft` as [`RootTime::Apart`], and once they end the root search goes
+    /// on deepening the anchor until [`ROOT_TO_TARGET`] of `soft` — unless
+    /// the lookahead's best beats the anchor by the margin, when the time
+    /// left goes to the deep check of that deviation.
+    ToTarget,
 }
+
+/// Share of a move time's target an open root search may deepen to once
+/// the rounds are over ([`RootTime::ToTarget`]); the rest is the root
+/// child's answer to `stop` and the `bestmove`.
+pub const ROOT_TO_TARGET: f64 = 0.95;
 
 /// Where a decision's root searches stand, for its clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -326,6 +338,16 @@ fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: b
         Some(other) if vb >= other.plus_cp(margin) && !changed => Verdict::Settled,
         Some(_) if a != b => Verdict::Close,
         _ => Verdict::Open,
+    }
+}
+
+/// Whether the best of `candidates` is not `anchor` and beats it by
+/// `margin` (a deviation, which the deep check must confirm).
+fn deviates(candidates: &[Candidate], anchor: Option<Move>, margin: i32) -> bool {
+    let value = |m: Move| candidates.iter().find(|c| c.mv == m).and_then(|c| c.value);
+    match (anchor, best_of(candidates)) {
+        (Some(a), Some((b, vb))) if a != b => value(a).is_some_and(|va| vb >= va.plus_cp(margin)),
+        _ => false,
     }
 }
 
@@ -504,6 +526,27 @@ pub async fn decide_in_rounds<C: Children>(
         factor = factor.saturating_mul(2);
     }
 
+    // Under a move time the open root search deepens the anchor until the
+    // target, unless a deviation needs the time for its deep check.
+    if plan.root_open
+        && root_state() == RootState::Running
+        && let Some(clock) = plan.clock.get()
+        && clock.root == RootTime::ToTarget
+        && !kept.as_ref().is_some_and(|d| {
+            deviates(
+                &d.candidates,
+                anchor_now(),
+                margin(noise, kept_limit, settings),
+            )
+        })
+    {
+        let until = clock.start + clock.soft.mul_f64(ROOT_TO_TARGET);
+        tokio::select! {
+            _ = tokio::time::sleep_until(until.into()) => {}
+            _ = root_done.cancelled() => {}
+            _ = cancel.cancelled() => {}
+        }
+    }
     // The root search: an open one is stopped now; else it runs to its
     // limit (or to `cancel`).
     if plan.root_open {
@@ -1153,6 +1196,13 @@ mod tests {
         assert_eq!(until.target(Verdict::Close, RootState::Ended), ms(200));
         // No root search (`Fortify` off): the target rules.
         assert_eq!(until.target(Verdict::Open, RootState::Absent), ms(100));
+        // ToTarget: the rounds as Apart (the root search waits for them).
+        let to_target = clock(RootTime::ToTarget);
+        for verdict in [Verdict::Open, Verdict::Settled, Verdict::Close] {
+            for root in [RootState::Absent, RootState::Running, RootState::Ended] {
+                assert_eq!(to_target.target(verdict, root), apart.target(verdict, root));
+            }
+        }
     }
 
     #[test]

@@ -27,6 +27,7 @@ use crate::{
     uci::{
         options::{OptionError, Options},
         search::{self, GoRequest},
+        time::Lateness,
     },
 };
 
@@ -40,6 +41,8 @@ pub struct Meta {
     fallback: search::Fallback,
     /// How noisy the children's values are, learned over the session.
     noise: Arc<std::sync::Mutex<Noise>>,
+    /// How late the session's answers came: part of every move's overhead.
+    lateness: Arc<std::sync::Mutex<Lateness>>,
     /// What the game's decisions carry to the next ones.
     carry: search::CarryCell,
     /// The opening book last opened (`BookFile`), or why it could not be.
@@ -57,6 +60,7 @@ impl Meta {
             retiring: Vec::new(),
             fallback: search::Fallback::default(),
             noise: Arc::default(),
+            lateness: Arc::default(),
             carry: search::CarryCell::default(),
             book: None,
         }
@@ -236,6 +240,7 @@ impl Searcher for Meta {
             debug: request.debug,
             fallback: self.fallback.clone(),
             noise: self.noise.clone(),
+            lateness: self.lateness.clone(),
             carry: self.carry.clone(),
         }))
     }

@@ -144,7 +144,7 @@ impl Default for Options {
             child_movetime: 0,
             memoryless: false,
             clear_now: false,
-            move_overhead: 50,
+            move_overhead: 10,
             ponder: false,
             multi_pv: 1,
             show_decisions: false,
@@ -390,7 +390,7 @@ const TABLE: [Def; 32] = [
     },
     Def {
         name: "MoveOverhead",
-        kind: || spin(50, 0, 10_000),
+        kind: || spin(10, 0, 10_000),
         standalone: true,
         apply: |o, v| {
             o.move_overhead = v.number() as u64;

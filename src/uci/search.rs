@@ -48,7 +48,7 @@ use crate::{
     uci::{
         options::Options,
         pane::{Pane, PvLine},
-        time::{MoveTime, child_clock, flag_guard, move_time},
+        time::{Lateness, MoveTime, child_clock, flag_guard, move_time, watch_scheduling},
         trace,
     },
 };
@@ -171,6 +171,8 @@ pub struct GoRequest {
     pub fallback: Fallback,
     /// The session's measure of how noisy the children's values are.
     pub noise: Arc<Mutex<Noise>>,
+    /// The session's measure of how late its answers come.
+    pub lateness: Arc<Mutex<Lateness>>,
     /// Read for this decision's anchor hint and the reply it was waiting
     /// for, written with its own seed once its move is played.
     pub carry: CarryCell,
@@ -257,8 +259,21 @@ fn plan(
     }
 }
 
-/// Runs the `go` to its one `bestmove`.
+/// Runs the `go` to its one `bestmove`, measuring meanwhile how late the
+/// machine wakes this process ([`watch_scheduling`]).
 pub async fn run(req: GoRequest) {
+    let lateness = req.lateness.clone();
+    tokio::select! {
+        biased;
+        () = decide_and_answer(req) => {}
+        () = watch_scheduling(lateness) => {}
+    }
+}
+
+async fn decide_and_answer(req: GoRequest) {
+    if let Ok(mut lateness) = req.lateness.lock() {
+        lateness.on_go(&req.game, &req.go);
+    }
     let mut search = Search::new(req);
     // Pondering, the last move is our guess: counted once it is played.
     let pondering = search.req.go.ponder;
@@ -298,6 +313,17 @@ pub async fn run(req: GoRequest) {
         .req
         .out
         .bestmove(game.position(), best, ponder, game.castling_mode());
+    // How late, for the next moves' margin: a pondered move is not
+    // measured (the GUI's clock ran from `ponderhit`).
+    if !pondering
+        && let Some(mv) = best
+        && let Ok(mut lateness) = search.req.lateness.lock()
+    {
+        let now = Instant::now();
+        let late = search.deadline.map(|d| now.saturating_duration_since(d));
+        let took = now.saturating_duration_since(search.req.received);
+        lateness.on_answer(game, &search.req.go, mv, took, late.unwrap_or_default());
+    }
     search.write_trace(played);
 }
 
@@ -470,11 +496,21 @@ impl Search {
     }
 
     /// What the clock keeps in reserve beyond the children's searches:
-    /// `MoveOverhead` (the GUI's and the pipes' delay) and the slowest
-    /// child's round trip (a child on another machine answers `stop` that
-    /// much later).
+    /// `MoveOverhead` (the GUI's and the pipes' delay), the slowest child's
+    /// round trip (a child on another machine answers `stop` that much
+    /// later) and how late this session's recent answers came
+    /// ([`Lateness`]: a busy machine).
     fn overhead(&self) -> Duration {
-        Duration::from_millis(self.req.options.move_overhead) + self.req.pool.round_trip()
+        let late = self
+            .req
+            .lateness
+            .lock()
+            .map(|l| l.margin())
+            .unwrap_or_default();
+        let round_trip = self.req.pool.round_trip();
+        let overhead = Duration::from_millis(self.req.options.move_overhead) + round_trip + late;
+        tracing::debug!("overhead {overhead:?}: round trip {round_trip:?}, measured {late:?}");
+        overhead
     }
 
     /// The decision's trace, kept until its `bestmove` is out, when

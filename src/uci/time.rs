@@ -5,13 +5,136 @@
 //! (`movestogo`, or about 25 moves in sudden death) plus most of the increment,
 //! and never more than a safe fraction of the clock.
 
-use std::time::Duration;
+use std::{
+    collections::VecDeque,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
-use shakmaty::Color;
+use shakmaty::{Color, Move, Position};
 
-use mpcmc_protocol::Go;
+use mpcmc_protocol::{
+    Go,
+    game::{Game, hash},
+};
 
 use crate::mpc::ChildLimit;
+
+/// How late this session's recent answers were, as the GUI saw them:
+/// what this machine needs kept back now beyond `MoveOverhead`. Two
+/// measures, each the most of its last [`Lateness::KEPT`]: how far past
+/// its deadline an answer came (a busy machine wakes a timer late, a loaded
+/// child answers `stop` late), and on a clock how much more the GUI charged
+/// for a move than it took here from `go` to `bestmove` (the pipes and the
+/// scheduling on both sides, read from the clock the next `go` sends). The
+/// margin follows the load up at once and back down within `KEPT` moves.
+#[derive(Debug, Default)]
+pub struct Lateness {
+    past_deadline: VecDeque<Duration>,
+    outside: VecDeque<Duration>,
+    /// How late this process's timers fired while it searched
+    /// ([`watch_scheduling`]), the last [`Lateness::TICKS`].
+    ticks: VecDeque<Duration>,
+    /// Our last answer on a clock, until the next `go` tells its cost.
+    answered: Option<Answered>,
+}
+
+/// An answer on our clock, for what the GUI charged for it.
+#[derive(Debug, Clone, Copy)]
+struct Answered {
+    /// Plies in the game after our move, and the position's hash then.
+    plies: usize,
+    hash: u64,
+    /// Our clock and increment as that `go` gave them, in ms.
+    left: i64,
+    inc: i64,
+    /// From the `go` to the `bestmove`, here.
+    took: Duration,
+}
+
+impl Lateness {
+    /// The answers remembered.
+    pub const KEPT: usize = 32;
+    /// The timer ticks remembered: about three seconds of searching.
+    pub const TICKS: usize = 300;
+
+    fn keep(samples: &mut VecDeque<Duration>, sample: Duration, most: usize) {
+        if samples.len() == most {
+            samples.pop_front();
+        }
+        samples.push_back(sample);
+    }
+
+    /// A timer tick that fired `late`.
+    pub fn on_tick(&mut self, late: Duration) {
+        Self::keep(&mut self.ticks, late, Self::TICKS);
+    }
+
+    /// The `go` for a move of ours in `game`: when it follows our last
+    /// answer and the opponent's reply on the same clock, what the GUI
+    /// charged for that answer beyond what it took here.
+    pub fn on_go(&mut self, game: &Game, go: &Go) {
+        let Some(last) = self.answered.take() else {
+            return;
+        };
+        let us = game.position().turn();
+        let follows = game.moves().len() == last.plies + 1
+            && game.hashes().get(last.plies) == Some(&last.hash);
+        if let (true, Some(now)) = (follows, go.clock_of(us).0) {
+            // A time control reached in between adds to the clock: the
+            // charge is then unknown (negative here), and not counted.
+            let charged = last.left + last.inc - now;
+            if let Ok(charged) = u64::try_from(charged) {
+                let outside = Duration::from_millis(charged).saturating_sub(last.took);
+                Self::keep(&mut self.outside, outside, Self::KEPT);
+            }
+        }
+    }
+
+    /// Our answer `mv` in `game` to `go`, `took` after it arrived, `late`
+    /// past its deadline (zero when in time, or without one).
+    pub fn on_answer(&mut self, game: &Game, go: &Go, mv: Move, took: Duration, late: Duration) {
+        Self::keep(&mut self.past_deadline, late, Self::KEPT);
+        let us = game.position().turn();
+        let (left, inc) = go.clock_of(us);
+        self.answered = left.filter(|_| go.movestogo != Some(1)).map(|left| {
+            let mut after = game.position().clone();
+            after.play_unchecked(mv);
+            Answered {
+                plies: game.moves().len() + 1,
+                hash: hash(&after),
+                left,
+                inc: inc.unwrap_or(0).max(0),
+                took,
+            }
+        });
+    }
+
+    /// What to keep back for it: the most a recent answer came past its
+    /// deadline, the most the GUI charged beyond a move's time here, and
+    /// the most a recent timer tick fired late.
+    pub fn margin(&self) -> Duration {
+        let most = |s: &VecDeque<Duration>| s.iter().max().copied().unwrap_or_default();
+        most(&self.past_deadline) + most(&self.outside) + most(&self.ticks)
+    }
+}
+
+/// The timer tick of [`watch_scheduling`].
+const TICK: Duration = Duration::from_millis(10);
+
+/// Measures, for as long as it runs (a search), how late this process's
+/// timers fire — the machine's scheduling delay, which a busy machine adds
+/// to every deadline — into `lateness`. Never ends.
+pub async fn watch_scheduling(lateness: Arc<Mutex<Lateness>>) {
+    loop {
+        let due = Instant::now() + TICK;
+        tokio::time::sleep_until(due.into()).await;
+        let late = Instant::now().saturating_duration_since(due);
+        if let Ok(mut l) = lateness.lock() {
+            l.on_tick(late);
+        }
+    }
+}
 
 /// Moves assumed left when the GUI does not say (sudden death).
 const DEFAULT_MOVES_TO_GO: u64 = 25;
@@ -20,8 +143,13 @@ const DEFAULT_MOVES_TO_GO: u64 = 25;
 enum Allowance {
     /// `movetime`: this much, exactly.
     MoveTime(u64),
-    /// Our clock: milliseconds usable and the increment.
-    Clock { usable: u64, inc: u64 },
+    /// Our clock: milliseconds usable, the increment, and the moves it is
+    /// for (`movestogo`, or [`DEFAULT_MOVES_TO_GO`]).
+    Clock {
+        usable: u64,
+        inc: u64,
+        moves_to_go: u64,
+    },
 }
 
 fn allowance(go: &Go, us: Color, overhead: Duration) -> Option<Allowance> {
@@ -29,15 +157,17 @@ fn allowance(go: &Go, us: Color, overhead: Duration) -> Option<Allowance> {
     if let Some(movetime) = go.movetime {
         return Some(Allowance::MoveTime(movetime.saturating_sub(overhead_ms)));
     }
-    let (time, inc) = match us {
-        Color::White => (go.wtime, go.winc),
-        Color::Black => (go.btime, go.binc),
-    };
-    // Negative clocks happen (cutechess after an overstep): treat as empty.
-    let left = time?.max(0) as u64;
+    let usable = go.usable_clock(us, overhead, DEFAULT_MOVES_TO_GO as u32)?;
+    let inc = go.clock_of(us).1.unwrap_or(0).max(0) as u64;
+    // `movestogo 0` (sent by some GUIs) is sudden death.
+    let moves_to_go = go
+        .movestogo
+        .filter(|&n| n > 0)
+        .map_or(DEFAULT_MOVES_TO_GO, u64::from);
     Some(Allowance::Clock {
-        usable: left.saturating_sub(overhead_ms),
-        inc: inc.unwrap_or(0).max(0) as u64,
+        usable: usable.as_millis() as u64,
+        inc,
+        moves_to_go,
     })
 }
 
@@ -70,11 +200,11 @@ const HARD_FACTOR: u64 = 3;
 pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
     let (soft, hard, cap) = match allowance(go, us, overhead)? {
         Allowance::MoveTime(ms) => (ms, ms, ms),
-        Allowance::Clock { usable, inc } => {
-            let moves_to_go = go
-                .movestogo
-                .filter(|&n| n > 0)
-                .map_or(DEFAULT_MOVES_TO_GO, u64::from);
+        Allowance::Clock {
+            usable,
+            inc,
+            moves_to_go,
+        } => {
             let share = usable / moves_to_go + inc * 3 / 4;
             // The last move before a control may take most of what is left.
             let most = if moves_to_go == 1 {
@@ -98,19 +228,15 @@ pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
 }
 
 /// The game's clock as a child's limit, for a root search that manages its
-/// own time like the child playing alone: our time less `overhead`, the
-/// opponent's as it is, and `movestogo`. `None` without a clock (no time
-/// of ours, or `movetime`).
+/// own time like the child playing alone: our time less what is kept back
+/// for `overhead` ([`reserve`]), the opponent's as it is, and `movestogo`.
+/// `None` without a clock (no time of ours, or `movetime`).
 pub fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit> {
-    if go.movetime.is_some() {
+    let Allowance::Clock { usable, .. } = allowance(go, us, overhead)? else {
         return None;
-    }
-    let ours = match us {
-        Color::White => go.wtime,
-        Color::Black => go.btime,
-    }?;
+    };
     let ms = |t: Option<i64>| Duration::from_millis(t.unwrap_or(0).max(0) as u64);
-    let ours = ms(Some(ours)).saturating_sub(overhead);
+    let ours = Duration::from_millis(usable);
     let (wtime, btime) = match us {
         Color::White => (ours, ms(go.btime)),
         Color::Black => (ms(go.wtime), ours),
@@ -175,7 +301,9 @@ mod tests {
                 Color::White,
                 Some((473, 1419)),
             ),
-            // Black's clock, 1+0.01.
+            // Black's clock, 1+0.01: 50 ms of overhead less the 10 of
+            // increment kept back for 24 more moves, at most half the clock:
+            // 500/25 + 7.
             (
                 Go {
                     wtime: Some(60_000),
@@ -184,7 +312,18 @@ mod tests {
                     ..Go::default()
                 },
                 Color::Black,
-                Some((45, 135)),
+                Some((27, 81)),
+            ),
+            // 10 moves in 1 s: 50 ms kept back for each move to the
+            // control, at most half the clock: 500/10.
+            (
+                Go {
+                    wtime: Some(1_000),
+                    movestogo: Some(10),
+                    ..Go::default()
+                },
+                Color::White,
+                Some((50, 150)),
             ),
             // Negative clock: nothing but the increment, capped by an empty clock.
             (
@@ -331,6 +470,69 @@ mod tests {
     }
 
     #[test]
+    fn lateness_follows_the_latest_answers() {
+        let ms = Duration::from_millis;
+        let mut late = Lateness::default();
+        let game = Game::from_fen(
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            shakmaty::CastlingMode::Standard,
+        )
+        .unwrap();
+        let e4 = "e2e4".parse::<shakmaty::uci::UciMove>().unwrap();
+        let e4 = e4.to_move(game.position()).unwrap();
+        let movetime = Go {
+            movetime: Some(100),
+            ..Go::default()
+        };
+        assert_eq!(late.margin(), ms(0));
+        late.on_answer(&game, &movetime, e4, ms(90), ms(3));
+        late.on_answer(&game, &movetime, e4, ms(90), ms(40));
+        late.on_answer(&game, &movetime, e4, ms(90), ms(0));
+        assert_eq!(late.margin(), ms(40));
+        // Forgotten once as many answers in time have come after it.
+        for _ in 0..Lateness::KEPT - 1 {
+            late.on_answer(&game, &movetime, e4, ms(90), ms(2));
+        }
+        assert_eq!(late.margin(), ms(2));
+
+        // On a clock: 1000 ms left, answered in 300 ms here; after the
+        // reply the GUI says 750 left with 100 ms a move added: it charged
+        // 350, 50 more than the move took here.
+        let clock = |w: i64| Go {
+            wtime: Some(w),
+            btime: Some(1000),
+            winc: Some(100),
+            binc: Some(100),
+            ..Go::default()
+        };
+        late.on_answer(&game, &clock(1000), e4, ms(300), ms(0));
+        let mut next = game.clone();
+        next.push(e4);
+        let e5 = "e7e5".parse::<shakmaty::uci::UciMove>().unwrap();
+        next.push(e5.to_move(next.position()).unwrap());
+        late.on_go(&next, &clock(750));
+        assert_eq!(late.margin(), ms(2 + 50));
+        // Only for the answer that led here: another game, or the same
+        // `go` again, says nothing.
+        late.on_answer(&game, &clock(1000), e4, ms(300), ms(0));
+        late.on_go(&game, &clock(500));
+        late.on_go(&next, &clock(100));
+        assert_eq!(late.margin(), ms(2 + 50));
+        // A time control reached in between: not counted.
+        late.on_answer(&game, &clock(100), e4, ms(90), ms(0));
+        late.on_go(&next, &clock(1050));
+        assert_eq!(late.margin(), ms(2 + 50));
+        // A timer that fired late while searching (a busy machine), until
+        // enough ticks on time come after it.
+        late.on_tick(ms(30));
+        assert_eq!(late.margin(), ms(2 + 50 + 30));
+        for _ in 0..Lateness::TICKS {
+            late.on_tick(ms(1));
+        }
+        assert_eq!(late.margin(), ms(2 + 50 + 1));
+    }
+
+    #[test]
     fn flag_guard_keeps_fixed_budgets_off_the_flag() {
         let overhead = Duration::from_millis(50);
         let guard = |go: Go| flag_guard(&go, Color::Black, overhead).map(|d| d.as_millis());
@@ -346,7 +548,9 @@ mod tests {
             depth: Some(9),
             ..Go::default()
         };
-        assert_eq!(guard(clock), Some(500));
+        // Half of what is usable: 1050 less the overhead kept back for 25
+        // moves without an increment, at most half the clock.
+        assert_eq!(guard(clock), Some(262));
         assert_eq!(guard(movetime), Some(250));
         assert_eq!(guard(depth), None);
     }

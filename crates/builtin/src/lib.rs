@@ -35,7 +35,7 @@ pub use self::tt::TranspositionTable;
 use mpcmc_protocol::{Bound, Go, ScoreKind, UciScore};
 use shakmaty::{CastlingMode, Chess, Color, Move, MoveList, Position};
 
-use self::search::{Budget, History, MAX_DEPTH, Search, clock_budget, uci_score};
+use self::search::{Budget, CLOCK_MOVES, History, MAX_DEPTH, Search, clock_budget, uci_score};
 use mpcmc_protocol::game::{FenError, position_from_fen};
 
 /// Sets the stop flag when dropped: a search whose waiter went away (an
@@ -154,10 +154,7 @@ impl Limits {
     /// caller (they need the position).
     pub fn from_go(go: &Go, us: Color, overhead: Duration) -> Limits {
         let ms = |v: i64| Duration::from_millis(v.max(0) as u64);
-        let (time, inc) = match us {
-            Color::White => (go.wtime, go.winc),
-            Color::Black => (go.btime, go.binc),
-        };
+        let (time, inc) = go.clock_of(us);
         let bare = go.nodes.is_none()
             && go.depth.is_none()
             && go.mate.is_none()
@@ -172,12 +169,14 @@ impl Limits {
                     .saturating_sub(overhead)
                     .max(Duration::from_millis(1))
             }),
-            clock: time.map(|t| Clock {
-                time: ms(t).saturating_sub(overhead),
-                inc: inc.map_or(Duration::ZERO, ms),
-                // `movestogo 0` (sent by some GUIs) is sudden death.
-                movestogo: go.movestogo.filter(|&n| n > 0),
-            }),
+            clock: go
+                .usable_clock(us, overhead, CLOCK_MOVES)
+                .map(|time| Clock {
+                    time,
+                    inc: inc.map_or(Duration::ZERO, ms),
+                    // `movestogo 0` (sent by some GUIs) is sudden death.
+                    movestogo: go.movestogo.filter(|&n| n > 0),
+                }),
             infinite: go.ends_when_told(),
             searchmoves: Vec::new(),
         }

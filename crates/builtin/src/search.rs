@@ -896,11 +896,14 @@ fn insufficient_material(pos: &Chess) -> bool {
     (board.pawns() | board.rooks_and_queens()).is_empty() && pos.is_insufficient_material()
 }
 
+/// Moves a clock is shared over in sudden death (and at most).
+pub const CLOCK_MOVES: u32 = 30;
+
 /// Total time to spend on a move with `clock`: a share of the remaining time
 /// plus most of the increment, never more than half of what is left, minus
 /// a safety margin.
 pub fn clock_budget(time: Duration, inc: Duration, movestogo: Option<u32>) -> Duration {
-    let moves = movestogo.map_or(30, |m| m.clamp(1, 30));
+    let moves = movestogo.map_or(CLOCK_MOVES, |m| m.clamp(1, CLOCK_MOVES));
     let share = time / moves + inc * 3 / 4;
     share
         .min(time / 2)

@@ -19,9 +19,9 @@
 //! assert_eq!(info.to_string(), "info depth 20 score mate -3 wdl 0 0 1000 nodes 5 pv h7h8 g8h8");
 //! ```
 
-use std::fmt;
+use std::{fmt, time::Duration};
 
-use shakmaty::{fen::Fen, uci::UciMove};
+use shakmaty::{Color, fen::Fen, uci::UciMove};
 
 /// How an empty string is written in an `option … type string default` line
 /// (Stockfish's convention); GUIs send it back in `setoption` for "empty".
@@ -279,6 +279,42 @@ impl Go {
     pub fn mate_depth(&self) -> Option<u32> {
         self.mate
             .map(|m| m.saturating_mul(2).clamp(1, MAX_MATE_DEPTH))
+    }
+
+    /// The clock and increment of `us`, as sent (a clock may be negative:
+    /// cutechess sends one after an overstep).
+    pub fn clock_of(&self, us: Color) -> (Option<i64>, Option<i64>) {
+        match us {
+            Color::White => (self.wtime, self.winc),
+            Color::Black => (self.btime, self.binc),
+        }
+    }
+
+    /// The clock of `us` less what is kept back for `overhead`, the delay
+    /// of one move beyond its search: once for this move, and once for
+    /// every other move to the control (`movestogo`, else `sudden_death`
+    /// moves) whose overhead the increment does not pay, as Stockfish's
+    /// `timeman.cpp` keeps `moveOverhead · (2 + mtg)` (ten moves in one
+    /// second lose their overhead ten times over before the clock is
+    /// refilled). At most half the clock is kept back beyond this move's
+    /// overhead. A negative clock is empty. `None` without a clock of ours.
+    pub fn usable_clock(
+        &self,
+        us: Color,
+        overhead: Duration,
+        sudden_death: u32,
+    ) -> Option<Duration> {
+        let ms = |v: i64| Duration::from_millis(v.max(0) as u64);
+        let (time, inc) = self.clock_of(us);
+        let (left, inc) = (ms(time?), inc.map_or(Duration::ZERO, ms));
+        // `movestogo 0` (sent by some GUIs) is sudden death.
+        let moves = self
+            .movestogo
+            .filter(|&n| n > 0)
+            .unwrap_or(sudden_death.max(1));
+        let others = overhead.saturating_sub(inc) * (moves - 1);
+        let reserve = (overhead + others).min(left / 2).max(overhead);
+        Some(left.saturating_sub(reserve))
     }
 }
 
