@@ -68,7 +68,9 @@ pub struct Anchor {
 /// games); 1000 −496 ± 108 against 1400 in self-play (204 games, −400
 /// wanted), 600 −458 ± 109 against 1000 likewise (173 games); 2800 is
 /// unmeasured: the built-in engine's own full strength at 10+0.1 is about
-/// 2100, and past it the clock, not the level, limits.
+/// 2100, and past it the clock, not the level, limits (2200 at 10+0.1 on
+/// one core scored 2.5 of 200 against Stockfish's 2200: its budget was cut
+/// to a 1400's).
 pub const ANCHORS: [Anchor; 5] = [
     Anchor {
         elo: MIN_ELO,
