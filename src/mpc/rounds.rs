@@ -299,6 +299,11 @@ fn best_of(candidates: &[Candidate]) -> Option<(Move, Value)> {
     Some((c.mv, c.value?))
 }
 
+/// The value of `m` among `candidates`, when it has one.
+fn value_of(candidates: &[Candidate], m: Move) -> Option<Value> {
+    candidates.iter().find(|c| c.mv == m).and_then(|c| c.value)
+}
+
 /// A round's outcome, as [`decide_in_rounds`] reports it.
 pub struct Round<'a> {
     /// 1-based.
@@ -324,7 +329,6 @@ enum Verdict {
 }
 
 fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: bool) -> Verdict {
-    let value = |m: Move| candidates.iter().find(|c| c.mv == m).and_then(|c| c.value);
     let (Some(a), Some((b, vb))) = (anchor, best_of(candidates)) else {
         return Verdict::Open;
     };
@@ -333,7 +337,11 @@ fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: b
         .filter(|c| c.mv != b)
         .filter_map(|c| c.value)
         .max();
-    let lead = if a == b { runner_up } else { value(a) };
+    let lead = if a == b {
+        runner_up
+    } else {
+        value_of(candidates, a)
+    };
     match lead {
         Some(other) if vb >= other.plus_cp(margin) && !changed => Verdict::Settled,
         Some(_) if a != b => Verdict::Close,
@@ -344,9 +352,10 @@ fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: b
 /// Whether the best of `candidates` is not `anchor` and beats it by
 /// `margin` (a deviation, which the deep check must confirm).
 fn deviates(candidates: &[Candidate], anchor: Option<Move>, margin: i32) -> bool {
-    let value = |m: Move| candidates.iter().find(|c| c.mv == m).and_then(|c| c.value);
     match (anchor, best_of(candidates)) {
-        (Some(a), Some((b, vb))) if a != b => value(a).is_some_and(|va| vb >= va.plus_cp(margin)),
+        (Some(a), Some((b, vb))) if a != b => {
+            value_of(candidates, a).is_some_and(|va| vb >= va.plus_cp(margin))
+        }
         _ => false,
     }
 }
@@ -575,16 +584,10 @@ pub async fn decide_in_rounds<C: Children>(
         .evaluator_choice
         .map(|(m, _)| m)
         .filter(|_| settings.fortify);
-    let round_value = |d: &Decision, m: Move| {
-        d.candidates
-            .iter()
-            .find(|c| c.mv == m)
-            .and_then(|c| c.value)
-    };
     let mut check = None;
     let choice = match (anchor, decision.lookahead_choice) {
         (Some(a), Some((b, _))) if a == b => Some((a, Rule::Lookahead)),
-        (Some(a), Some((b, vb))) => match (round_value(&decision, a), &decision.root) {
+        (Some(a), Some((b, vb))) => match (value_of(&decision.candidates, a), &decision.root) {
             (Some(va), Some(root)) if vb >= va.plus_cp(margin) => {
                 // Under a node total the check spends what the rounds left.
                 let left = plan

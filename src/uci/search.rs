@@ -213,7 +213,7 @@ enum Work {
 }
 
 /// How `go` is budgeted; `overhead` is what the clock keeps in reserve
-/// ([`Search::overhead`]).
+/// ([`Search::overhead_now`]).
 /// `moves` root moves are weighed, `branching` the legal ones ([`node_rounds`]).
 fn plan(
     go: &Go,
@@ -364,6 +364,9 @@ struct Search {
     req: GoRequest,
     /// What the GUI sees of this `go`.
     pane: Pane,
+    /// What the clock keeps in reserve beyond the children's searches,
+    /// read once when the `go` arrives ([`Search::overhead_now`]).
+    overhead: Duration,
     candidates: Vec<Move>,
     /// Nodes over all passes of this `go`.
     nodes: u64,
@@ -404,9 +407,11 @@ impl Search {
         if candidates.is_empty() {
             candidates = legal;
         }
+        let overhead = Search::overhead_now(&req);
         Search {
             req,
             pane,
+            overhead,
             candidates,
             nodes: 0,
             deadline: None,
@@ -433,11 +438,11 @@ impl Search {
             return None;
         }
         let us = self.req.game.position().turn();
-        let overhead = self.overhead();
+        let overhead = self.overhead;
         let settings = self.req.options.settings();
         let breadth = (self.candidates.len(), self.branching());
         let result = match plan(&self.req.go, &self.req.options, us, breadth, overhead) {
-            Plan::Level(level) => self.at_level(level, settings, us, overhead).await,
+            Plan::Level(level) => self.at_level(level, settings, us).await,
             Plan::Fixed(work) => {
                 // Pondering, the clock is not ours until `ponderhit`.
                 let ends = if self.req.go.ponder {
@@ -469,10 +474,7 @@ impl Search {
                     self.evaluator_only(limit, Rule::OneWorker, due, settings)
                         .await
                 }
-                None => self
-                    .deepen(settings, us, overhead)
-                    .await
-                    .ok_or_else(no_candidates),
+                None => self.deepen(settings, us).await.ok_or_else(no_candidates),
             },
         };
         let outcome = match result {
@@ -499,16 +501,12 @@ impl Search {
     /// `MoveOverhead` (the GUI's and the pipes' delay), the slowest child's
     /// round trip (a child on another machine answers `stop` that much
     /// later) and how late this session's recent answers came
-    /// ([`Lateness`]: a busy machine).
-    fn overhead(&self) -> Duration {
-        let late = self
-            .req
-            .lateness
-            .lock()
-            .map(|l| l.margin())
-            .unwrap_or_default();
-        let round_trip = self.req.pool.round_trip();
-        let overhead = Duration::from_millis(self.req.options.move_overhead) + round_trip + late;
+    /// ([`Lateness`]: a busy machine). Read once a `go`: the measure moves
+    /// while the search runs, and every limit of one move keeps one value.
+    fn overhead_now(req: &GoRequest) -> Duration {
+        let late = req.lateness.lock().map(|l| l.margin()).unwrap_or_default();
+        let round_trip = req.pool.round_trip();
+        let overhead = Duration::from_millis(req.options.move_overhead) + round_trip + late;
         tracing::debug!("overhead {overhead:?}: round trip {round_trip:?}, measured {late:?}");
         overhead
     }
@@ -612,12 +610,8 @@ impl Search {
     /// passes of doubling size, and at `ponderhit` a fresh timed decision
     /// (on warm children). (With one worker on the game's clock, pondering is
     /// the evaluator's own instead: [`Search::ponders_alone`].)
-    async fn deepen(
-        &mut self,
-        settings: Settings,
-        us: Color,
-        overhead: Duration,
-    ) -> Option<Outcome> {
+    async fn deepen(&mut self, settings: Settings, us: Color) -> Option<Outcome> {
+        let overhead = self.overhead;
         if self.req.pool.config().threads() >= 2 {
             let clock = ClockCell::default();
             let time = move_time(&self.req.go, us, overhead);
@@ -717,7 +711,7 @@ impl Search {
             threads: pool.config().threads(),
             speed: pool.speed().unwrap_or(INITIAL_SPEED),
             call_cost: pool.call_cost(),
-            clock: child_clock(&self.req.go, us, self.overhead()),
+            clock: child_clock(&self.req.go, us, self.overhead),
             lines: self.req.options.multi_pv,
         }
     }
@@ -774,10 +768,9 @@ impl Search {
         level: Level,
         settings: Settings,
         us: Color,
-        overhead: Duration,
     ) -> Result<Outcome, String> {
         let go = &self.req.go;
-        let time = move_time(go, us, overhead);
+        let time = move_time(go, us, self.overhead);
         let budget = time.map(|t| self.timed_budget(self.req.received, t));
         let decided = self.req.carry.lock().is_ok_and(|c| c.decided);
         let nodes = level_call_nodes(
@@ -901,7 +894,7 @@ impl Search {
             return None;
         }
         let us = self.req.game.position().turn();
-        let time = move_time(&self.req.go, us, self.overhead())?;
+        let time = move_time(&self.req.go, us, self.overhead)?;
         match self.timed_plan(Instant::now(), time, settings) {
             TimedPlan::EvaluatorOnly(
                 limit @ ChildLimit::Clock { .. },

@@ -21,13 +21,15 @@ use mpcmc_protocol::{
 use crate::mpc::ChildLimit;
 
 /// How late this session's recent answers were, as the GUI saw them:
-/// what this machine needs kept back now beyond `MoveOverhead`. Two
-/// measures, each the most of its last [`Lateness::KEPT`]: how far past
-/// its deadline an answer came (a busy machine wakes a timer late, a loaded
-/// child answers `stop` late), and on a clock how much more the GUI charged
-/// for a move than it took here from `go` to `bestmove` (the pipes and the
-/// scheduling on both sides, read from the clock the next `go` sends). The
-/// margin follows the load up at once and back down within `KEPT` moves.
+/// what this machine needs kept back now beyond `MoveOverhead`. Three
+/// measures, each the most of its latest samples: how far past its
+/// deadline an answer came (a busy machine wakes a timer late, a loaded
+/// child answers `stop` late) and, on a clock, how much more the GUI
+/// charged for a move than it took here from `go` to `bestmove` (the pipes
+/// and the scheduling on both sides, read from the clock the next `go`
+/// sends), each over the last [`Lateness::KEPT`] answers; and how late a
+/// timer fired while searching, over the last [`Lateness::TICKS`]. The
+/// margin follows the load up at once and back down as samples age.
 #[derive(Debug, Default)]
 pub struct Lateness {
     past_deadline: VecDeque<Duration>,
@@ -137,7 +139,7 @@ pub async fn watch_scheduling(lateness: Arc<Mutex<Lateness>>) {
 }
 
 /// Moves assumed left when the GUI does not say (sudden death).
-const DEFAULT_MOVES_TO_GO: u64 = 25;
+const DEFAULT_MOVES_TO_GO: u32 = 25;
 
 /// What the `go` line gives us, overhead already kept back.
 enum Allowance {
@@ -157,13 +159,9 @@ fn allowance(go: &Go, us: Color, overhead: Duration) -> Option<Allowance> {
     if let Some(movetime) = go.movetime {
         return Some(Allowance::MoveTime(movetime.saturating_sub(overhead_ms)));
     }
-    let usable = go.usable_clock(us, overhead, DEFAULT_MOVES_TO_GO as u32)?;
+    let usable = go.usable_clock(us, overhead, DEFAULT_MOVES_TO_GO)?;
     let inc = go.clock_of(us).1.unwrap_or(0).max(0) as u64;
-    // `movestogo 0` (sent by some GUIs) is sudden death.
-    let moves_to_go = go
-        .movestogo
-        .filter(|&n| n > 0)
-        .map_or(DEFAULT_MOVES_TO_GO, u64::from);
+    let moves_to_go = u64::from(go.moves_to_go().unwrap_or(DEFAULT_MOVES_TO_GO));
     Some(Allowance::Clock {
         usable: usable.as_millis() as u64,
         inc,
@@ -229,7 +227,8 @@ pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
 
 /// The game's clock as a child's limit, for a root search that manages its
 /// own time like the child playing alone: our time less what is kept back
-/// for `overhead` ([`reserve`]), the opponent's as it is, and `movestogo`.
+/// for `overhead` ([`Go::usable_clock`]), the opponent's as it is, and
+/// `movestogo`.
 /// `None` without a clock (no time of ours, or `movetime`).
 pub fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit> {
     let Allowance::Clock { usable, .. } = allowance(go, us, overhead)? else {
@@ -247,7 +246,7 @@ pub fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit>
         winc: ms(go.winc),
         binc: ms(go.binc),
         // `movestogo 0` (sent by some GUIs) says nothing.
-        movestogo: go.movestogo.filter(|&n| n > 0),
+        movestogo: go.moves_to_go(),
     })
 }
 

@@ -174,8 +174,7 @@ impl Limits {
                 .map(|time| Clock {
                     time,
                     inc: inc.map_or(Duration::ZERO, ms),
-                    // `movestogo 0` (sent by some GUIs) is sudden death.
-                    movestogo: go.movestogo.filter(|&n| n > 0),
+                    movestogo: go.moves_to_go(),
                 }),
             infinite: go.ends_when_told(),
             searchmoves: Vec::new(),

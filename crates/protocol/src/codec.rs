@@ -281,6 +281,12 @@ impl Go {
             .map(|m| m.saturating_mul(2).clamp(1, MAX_MATE_DEPTH))
     }
 
+    /// The moves to the next time control: `movestogo`, but for `0` (sent
+    /// by some GUIs), which is sudden death, as no `movestogo` is.
+    pub fn moves_to_go(&self) -> Option<u32> {
+        self.movestogo.filter(|&n| n > 0)
+    }
+
     /// The clock and increment of `us`, as sent (a clock may be negative:
     /// cutechess sends one after an overstep).
     pub fn clock_of(&self, us: Color) -> (Option<i64>, Option<i64>) {
@@ -307,11 +313,7 @@ impl Go {
         let ms = |v: i64| Duration::from_millis(v.max(0) as u64);
         let (time, inc) = self.clock_of(us);
         let (left, inc) = (ms(time?), inc.map_or(Duration::ZERO, ms));
-        // `movestogo 0` (sent by some GUIs) is sudden death.
-        let moves = self
-            .movestogo
-            .filter(|&n| n > 0)
-            .unwrap_or(sudden_death.max(1));
+        let moves = self.moves_to_go().unwrap_or(sudden_death.max(1));
         let others = overhead.saturating_sub(inc) * (moves - 1);
         let reserve = (overhead + others).min(left / 2).max(overhead);
         Some(left.saturating_sub(reserve))
