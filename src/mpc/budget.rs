@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use mpcmc_protocol::Go;
 
 use crate::mpc::{
-    lookahead::{Lookahead, Settings},
+    decision::{Lookahead, Settings},
     rounds::{ClockCell, RootTime, RoundClock, RoundPlan, first_round_nodes, rounds_for},
 };
 

@@ -6,6 +6,7 @@
 //! `uci/`. That keeps the decision logic testable in-process.
 
 pub mod budget;
+pub mod decision;
 pub mod fortify;
 pub mod level;
 pub mod lookahead;
@@ -18,8 +19,9 @@ use shakmaty::{Chess, Move, Position};
 use tokio_util::sync::CancellationToken;
 
 pub use budget::ChildLimit;
+pub use decision::{Candidate, Decision, Failure, Lookahead, Rule, Settings};
 pub use game::{Game, Terminal};
-pub use lookahead::{Candidate, Decision, Failure, Lookahead, Rule, Settings, decide};
+pub use lookahead::decide;
 use mpcmc_protocol::Go;
 pub use mpcmc_protocol::game;
 pub use score::Value;

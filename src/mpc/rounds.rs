@@ -34,9 +34,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
     ChildFault, ChildLimit, Children, Game, Query, Report, Role, Value,
-    lookahead::{
-        Candidate, Decision, Failure, Rule, Settings, Stats, best_valued, pass, sort_candidates,
+    decision::{
+        Candidate, CheckVerdict, Decision, DeepCheck, Failure, Rule, Settings, Spread, Stats,
+        best_valued,
     },
+    lookahead::{pass, sort_candidates},
 };
 
 /// How wide the positions a deeper level expands are, estimated: the legal
@@ -638,18 +640,6 @@ pub async fn decide_in_rounds<C: Children>(
 /// most a deviation may cost by the evaluator's own deeper judgement.
 pub const CHECK_TOLERANCE: i32 = 20;
 
-/// What the deep check of a deviation decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckVerdict {
-    /// Within [`CHECK_TOLERANCE`] of the root search's value: played.
-    Passed,
-    /// Further below: the root search's move is played.
-    Refuted,
-    /// No value in time (`stop`, the move's hard limit) or the child
-    /// failed: the root search's move is played.
-    Unchecked,
-}
-
 /// The outcome of [`check_deviation`].
 struct Check {
     /// The evaluator's search of the position after the deviation; `None`
@@ -690,16 +680,6 @@ impl Check {
             verdict: self.verdict,
         }
     }
-}
-
-/// What the deep check of a deviation found (for the `info string`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DeepCheck {
-    /// The deviation's value for us by the check.
-    pub value: Option<Value>,
-    pub depth: u32,
-    pub nodes: u64,
-    pub verdict: CheckVerdict,
 }
 
 /// The deep check of a deviation `b` from the root search's move: the
@@ -769,22 +749,6 @@ fn margin(noise: &Mutex<Noise>, limit: ChildLimit, settings: Settings) -> i32 {
         .lock()
         .map_or(2 * Noise::PRIOR_SPREAD as i32, |n| n.margin(limit));
     measured + settings.fortify_margin
-}
-
-/// How a decision in rounds spread its budget (for the `info string`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Spread {
-    /// Complete rounds.
-    pub rounds: u32,
-    /// Centipawns a deviation from the anchor had to clear.
-    pub margin: i32,
-    /// Lookahead nodes spent on the three moves that got the most.
-    pub top3_nodes: u64,
-    /// All lookahead nodes (the root search's not included).
-    pub lookahead_nodes: u64,
-    /// The deep check of a deviation, when the lookahead's best beat the
-    /// anchor by the margin.
-    pub check: Option<DeepCheck>,
 }
 
 /// The evaluator's searches of the root, one after the other: each report

@@ -25,6 +25,7 @@ use crate::{
     children::{Pool, PoolConfig},
     mpc::rounds::Noise,
     uci::{
+        carry,
         options::{OptionError, Options},
         search::{self, GoRequest},
         time::Lateness,
@@ -44,7 +45,7 @@ pub struct Meta {
     /// How late the session's answers came: part of every move's overhead.
     lateness: Arc<std::sync::Mutex<Lateness>>,
     /// What the game's decisions carry to the next ones.
-    carry: search::CarryCell,
+    carry: carry::CarryCell,
     /// The opening book last opened (`BookFile`), or why it could not be.
     book: Option<(String, Option<Arc<Book>>)>,
 }
@@ -61,7 +62,7 @@ impl Meta {
             fallback: search::Fallback::default(),
             noise: Arc::default(),
             lateness: Arc::default(),
-            carry: search::CarryCell::default(),
+            carry: carry::CarryCell::default(),
             book: None,
         }
     }
@@ -210,7 +211,7 @@ impl Searcher for Meta {
         }
         // A fresh cell: a search still running writes its seed into the
         // old game's, which no later `go` reads.
-        self.carry = search::CarryCell::default();
+        self.carry = carry::CarryCell::default();
     }
 
     fn go(&mut self, request: session::GoRequest) -> JoinHandle<()> {

@@ -6,6 +6,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod carry;
 pub mod meta;
 pub mod options;
 pub mod pane;

@@ -14,8 +14,8 @@ use crate::{
     },
     mpc::{
         Lookahead, Role, Settings,
+        decision::{PRUNE_WIDTH, REPLY_WEIGHT},
         level::{Level, MAX_ELO, MIN_ELO},
-        lookahead::{PRUNE_WIDTH, REPLY_WEIGHT},
     },
 };
 

@@ -40,12 +40,14 @@ use crate::{
             EvaluatorOnly, INITIAL_SPEED, MIN_CALL, TimedBudget, TimedPlan, level_call_nodes,
             node_rounds, open_rounds, plan_timed, round_clock,
         },
-        decide, game,
-        level::{Level, Rng},
-        lookahead::{CANCEL_GRACE, Draw, Lookahead, Stats},
+        decide,
+        decision::{Draw, Lookahead, Stats},
+        level::Level,
+        lookahead::CANCEL_GRACE,
         rounds::{ClockCell, Noise, Round, RoundPlan, branching, decide_in_rounds},
     },
     uci::{
+        carry::CarryCell,
         options::Options,
         pane::{Pane, PvLine},
         time::{Lateness, MoveTime, child_clock, flag_guard, move_time, watch_scheduling},
@@ -101,59 +103,6 @@ impl Fallback {
         }
     }
 }
-
-/// What the move played predicted: the position after it, the one the game
-/// reaches if the opponent replies as the nominal opponent said, and the
-/// evaluator's move there (its leaf search after our move and the reply).
-#[derive(Debug, Clone, Copy)]
-pub struct Seed {
-    /// [`crate::mpc::game::hash`] of the position after our move.
-    after_ours: u64,
-    /// The same of the position after the predicted reply.
-    position: u64,
-    best: Option<Move>,
-    /// The reply to it was counted (a `go` that ends without a decision
-    /// leaves the seed for the next one, which must not count it again).
-    counted: bool,
-}
-
-/// How often the nominal opponent's predicted reply to the move played was
-/// the reply the game went on with.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct HitRate {
-    pub predicted: u32,
-    pub hits: u32,
-}
-
-impl std::fmt::Display for HitRate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the nominal opponent predicted {} of {} replies this game ({:.0} %)",
-            self.hits,
-            self.predicted,
-            100.0 * f64::from(self.hits) / f64::from(self.predicted.max(1))
-        )
-    }
-}
-
-/// What a game's decisions carry to the next: the latest played move's
-/// [`Seed`] and the opponent's [`HitRate`] so far. A new game starts it
-/// afresh.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Carry {
-    seed: Option<Seed>,
-    pub replies: HitRate,
-    /// The game's draws (a level's, the book's): from `Seed` at the
-    /// game's first draw, or a fresh seed when it is 0.
-    rng: Option<Rng>,
-    /// The last decision at a level found the game decided: the next
-    /// searches at [`Level::decided_call_nodes`].
-    decided: bool,
-}
-
-/// The session's [`Carry`], read and written by each `go`.
-pub type CarryCell = Arc<Mutex<Carry>>;
 
 /// Everything one `go` needs.
 pub struct GoRequest {
@@ -550,21 +499,8 @@ impl Search {
     /// Keeps what `d`, whose move is played, predicted about the position
     /// after its move and the reply, for the next decision.
     fn keep_seed(&self, d: &Decision) {
-        let seed = d.candidates.iter().find(|c| c.mv == d.best).and_then(|c| {
-            let reply = c.reply?;
-            let mut pos = self.req.game.position().clone();
-            pos.play_unchecked(c.mv);
-            let after_ours = game::hash(&pos);
-            pos.play_unchecked(reply);
-            Some(Seed {
-                after_ours,
-                position: game::hash(&pos),
-                best: c.leaf.as_ref().map(|leaf| leaf.best),
-                counted: false,
-            })
-        });
         if let Ok(mut carry) = self.req.carry.lock() {
-            carry.seed = seed;
+            carry.keep_seed(&self.req.game, d);
         }
     }
 
@@ -572,36 +508,22 @@ impl Search {
     /// seed's, counts whether the reply was the predicted one, and says the
     /// game's hit rate so far.
     fn count_reply(&self) {
-        let hashes = self.req.game.hashes();
-        let Some(&[after_ours, now]) = hashes.get(hashes.len().saturating_sub(2)..) else {
-            return;
-        };
-        let Ok(mut carry) = self.req.carry.lock() else {
-            return;
-        };
-        let Some(seed) = carry
-            .seed
-            .as_mut()
-            .filter(|s| s.after_ours == after_ours && !s.counted)
-        else {
-            return;
-        };
-        seed.counted = true;
-        let hit = seed.position == now;
-        carry.replies.predicted += 1;
-        carry.replies.hits += u32::from(hit);
-        let replies = carry.replies;
-        drop(carry);
-        self.pane.detail(replies);
+        let replies = self
+            .req
+            .carry
+            .lock()
+            .ok()
+            .and_then(|mut carry| carry.count_reply(&self.req.game));
+        if let Some(replies) = replies {
+            self.pane.detail(replies);
+        }
     }
 
     /// The evaluator's move here as the previous decision found it, if the
     /// game went as it predicted.
     fn anchor_hint(&self) -> Option<Move> {
-        let seed = self.req.carry.lock().ok()?.seed?;
-        let best = seed.best?;
-        (seed.position == game::hash(self.req.game.position()) && self.candidates.contains(&best))
-            .then_some(best)
+        let carry = self.req.carry.lock().ok()?;
+        carry.anchor_hint(&self.req.game, &self.candidates)
     }
 
     /// Until `stop`, or `ponderhit` while pondering. With two or more
@@ -746,15 +668,8 @@ impl Search {
 
     /// The next random number of the game's draws.
     fn random(&self) -> u64 {
-        let seed = self.req.options.seed;
         let mut carry = self.req.carry.lock().unwrap_or_else(|e| e.into_inner());
-        carry
-            .rng
-            .get_or_insert_with(|| match seed {
-                0 => Rng::from_entropy(),
-                seed => Rng::new(seed),
-            })
-            .next_u64()
+        carry.random(self.req.options.seed)
     }
 
     /// A decision at a level: one pass of one-step lookahead over every

@@ -16,10 +16,10 @@ use shakmaty::{CastlingMode, Move, uci::UciMove};
 
 use crate::{
     mpc::{
-        Candidate, ChildLimit, Decision, Game, Rule, Settings, Value,
-        rounds::{CheckVerdict, Round},
+        Candidate, ChildLimit, Decision, Game, Rule, Settings, Value, decision::CheckVerdict,
+        rounds::Round,
     },
-    uci::search::HitRate,
+    uci::carry::HitRate,
 };
 
 /// A value for the side to move at the root.

@@ -1,0 +1,554 @@
+//! The vocabulary of a decision: how deep the lookahead goes and its
+//! settings ([`Lookahead`], [`Settings`]), what it learned of each root move
+//! ([`Candidate`], [`Failure`]), which rule chose the move ([`Rule`]), and
+//! the outcome ([`Decision`], [`Stats`], and how rounds spread their budget,
+//! [`Spread`]). The algorithms that fill these in are `lookahead` (one
+//! pass) and `rounds`; the GUI side reads them.
+
+use std::time::Duration;
+
+use shakmaty::Move;
+
+use crate::mpc::{
+    ChildFault, ChildLimit, Extra, Report, Role, Terminal, Value,
+    level::{self, Level},
+};
+
+/// How deep the lookahead goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookahead {
+    /// Evaluate `x·u` (no opponent).
+    Half,
+    /// Predict the reply, evaluate `x·u·w`.
+    One,
+    /// One-step, then one-step again from the most promising `x·u·w`
+    /// (the paper's multistep lookahead, its deeper level pruned).
+    Two,
+    /// Two-step, then one-step again from the most promising positions
+    /// of the second level.
+    Three,
+}
+
+impl Lookahead {
+    /// Every lookahead, the cheapest first: the option's values.
+    pub const ALL: [Lookahead; 4] = [
+        Lookahead::Half,
+        Lookahead::One,
+        Lookahead::Two,
+        Lookahead::Three,
+    ];
+
+    /// Plies from the root to a position evaluated at the first level.
+    pub fn plies(self) -> u32 {
+        match self {
+            Lookahead::Half => 1,
+            _ => 2,
+        }
+    }
+
+    /// Levels of lookahead: the first is never pruned, the others expand
+    /// only the most promising positions of the level above.
+    pub fn levels(self) -> u32 {
+        match self {
+            Lookahead::Half | Lookahead::One => 1,
+            Lookahead::Two => 2,
+            Lookahead::Three => 3,
+        }
+    }
+
+    /// Its name: the `Lookahead` option's value, and the trace's.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lookahead::Half => "half",
+            Lookahead::One => "one",
+            Lookahead::Two => "two",
+            Lookahead::Three => "three",
+        }
+    }
+
+    /// This lookahead, then each cheaper one: what a short clock falls
+    /// back to.
+    pub fn and_cheaper(self) -> impl Iterator<Item = Lookahead> {
+        Lookahead::ALL
+            .into_iter()
+            .rev()
+            .skip_while(move |&l| l != self)
+    }
+
+    /// The child calls of a pass over `candidates` root moves when every
+    /// expanded position has `moves` legal moves (an estimate: the root's
+    /// count) and each deeper level expands `width` positions.
+    pub fn calls(self, candidates: usize, moves: usize, width: usize) -> u64 {
+        let first = u64::from(self.plies()) * candidates as u64;
+        // Level 2 expands root moves; level 3 positions of level 2.
+        let expanded = (2..=self.levels())
+            .map(|level| {
+                if level == 2 {
+                    width.min(candidates)
+                } else {
+                    width
+                }
+            })
+            .sum::<usize>() as u64;
+        first + expanded * 2 * moves as u64
+    }
+}
+
+/// The decision rule's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    pub lookahead: Lookahead,
+    pub fortify: bool,
+    /// Centipawns the lookahead must gain over the evaluator's root value.
+    pub fortify_margin: i32,
+    /// Positions each level below the first expands (multistep lookahead).
+    pub prune_width: usize,
+    /// One pass is the paper's even pass: the evaluator's root search
+    /// under the calls' limit too (see [`Settings::root_limit`]).
+    pub even_root: bool,
+    /// Percent of a move's value taken from the nominal opponent's own
+    /// score of the position after it (`ReplyWeight`; see
+    /// [`Candidate::reply_value`]), the rest from the evaluator's after
+    /// the reply.
+    pub reply_weight: u32,
+    /// Playing at a level: the move is drawn from the valued root moves
+    /// ([`Level::choose`]) with this decision's random number, in place of
+    /// the argmax and fortification. One pass only (the rounds do not
+    /// draw).
+    pub level: Option<Draw>,
+    /// The person the nominal opponent models, at their rating
+    /// (`UCI_Opponent`): its calls search at most that level's budget
+    /// ([`Level::call_nodes`]), its move the mode of the level's draw.
+    /// `None`: the child at the calls' own limit.
+    pub person: Option<Level>,
+}
+
+/// A level and the random number of one decision's draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Draw {
+    pub level: Level,
+    pub random: u64,
+}
+
+/// `PruneWidth`'s default: positions each deeper level expands.
+pub const PRUNE_WIDTH: usize = 3;
+
+/// `ReplyWeight`'s default with warm children (`Memoryless=false`); the
+/// paper's memoryless setting keeps 0.
+pub const REPLY_WEIGHT: u32 = 50;
+
+impl Settings {
+    /// `lookahead` fortified, with no extra margin, [`PRUNE_WIDTH`], a root
+    /// search as long as the first level's line, and the evaluator's values
+    /// unmixed (`ReplyWeight` 0, the paper's rule).
+    pub fn new(lookahead: Lookahead) -> Settings {
+        Settings {
+            lookahead,
+            fortify: true,
+            fortify_margin: 0,
+            prune_width: PRUNE_WIDTH,
+            even_root: false,
+            reply_weight: 0,
+            level: None,
+            person: None,
+        }
+    }
+
+    /// The nominal opponent's limit in a pass whose calls are under
+    /// `limit`: when a person is modelled, no more than their level's
+    /// budget (any limit but a node budget becomes that budget: a
+    /// person's strength is not our clock's).
+    pub fn opponent_limit(&self, limit: ChildLimit) -> ChildLimit {
+        match (self.person.map(Level::call_nodes), limit) {
+            (None, limit) => limit,
+            (Some(cap), ChildLimit::Nodes(n)) => ChildLimit::Nodes(n.min(cap)),
+            (Some(cap), _) => ChildLimit::Nodes(cap),
+        }
+    }
+
+    /// The evaluator's root search in a pass whose calls are under `limit`.
+    /// As the fortification reference it runs beside the first level for
+    /// as long as that level's line of calls takes, one after the other (ν
+    /// then E: twice the limit; E alone in half-step: once), so it costs
+    /// the pass no wall time when every call has a worker and the move the
+    /// lookahead must beat is the base engine's at that time. Under the
+    /// calls' limit in the paper's even pass, and without fortification
+    /// (its move is then only the fallback).
+    pub fn root_limit(&self, limit: ChildLimit) -> ChildLimit {
+        if self.even_root || !self.fortify {
+            limit
+        } else {
+            limit.scaled(self.lookahead.plies())
+        }
+    }
+}
+
+/// One root move and what the lookahead learned about it.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub mv: Move,
+    /// The nominal opponent's predicted reply (one-step).
+    pub reply: Option<Move>,
+    /// The nominal opponent's own value of the position after the move,
+    /// for us at the root: a second estimate of `V(u)` beside the
+    /// evaluator's after the reply, blended into `value` by
+    /// [`Settings::reply_weight`].
+    pub reply_value: Option<Value>,
+    /// The evaluator's own value of the evaluated line, for us at the root,
+    /// before [`Settings::reply_weight`] mixed `reply_value` in; `None`
+    /// when its call did not finish or gave no score, or the game ended on
+    /// the line.
+    pub evaluated: Option<Value>,
+    /// `V(u)`: the value for us at the root; `None` when unfinished.
+    pub value: Option<Value>,
+    /// The game ended on the line (decided here, no child asked).
+    pub terminal: Option<Terminal>,
+    /// The evaluator's report at the evaluated position.
+    pub leaf: Option<Report>,
+    /// Reports of the calls made for this candidate: for a root move,
+    /// every call of its lookahead, deeper levels' included (a level
+    /// dropped when cut short too: they were spent); for a move of a
+    /// deeper level, its own.
+    pub calls: Vec<Report>,
+    /// Why the candidate has no value.
+    pub failure: Option<Failure>,
+    /// The next level, when a multistep lookahead expanded this candidate:
+    /// every legal move at the position after `mv` and `reply`, with its
+    /// own lookahead from there. `value` is then their best, backed up.
+    pub next: Vec<Candidate>,
+    /// Its value at its own level, when a deeper level replaced it.
+    pub shallow: Option<Value>,
+    /// The position after the move stood on the board before in the game
+    /// (a repetition, not yet a draw): a won game is not converted by it.
+    pub repeats: bool,
+}
+
+/// Why a candidate has no value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The pass ended (stop, a deadline, a stalled child) before the
+    /// candidate's calls did.
+    Unfinished,
+    /// A child's search was stopped before it finished.
+    Stopped(Role),
+    /// The evaluator finished without a score.
+    NoScore,
+    /// A child call failed; `stalled` when the child missed its deadline.
+    Child {
+        role: Role,
+        stalled: bool,
+        message: String,
+    },
+}
+
+impl Failure {
+    /// A fault of a child (worth telling the user), not the pass being cut.
+    pub fn is_fault(&self) -> bool {
+        matches!(self, Failure::NoScore | Failure::Child { .. })
+    }
+
+    pub(crate) fn of<E: ChildFault>(role: Role, e: &E) -> Failure {
+        if e.is_cancelled() {
+            Failure::Unfinished
+        } else {
+            Failure::Child {
+                role,
+                stalled: e.is_stall(),
+                message: e.to_string(),
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Unfinished => f.write_str("cancelled before it finished"),
+            Failure::Stopped(role) => write!(f, "{role} stopped before it finished"),
+            Failure::NoScore => f.write_str("evaluator gave no score"),
+            Failure::Child { role, message, .. } => write!(f, "{role} failed: {message}"),
+        }
+    }
+}
+
+/// Which rule chose the move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// The lookahead's argmax (fortification off, or passed).
+    Lookahead,
+    /// Fortification kept the evaluator's move.
+    Fortified,
+    /// The lookahead's best beat the evaluator's move by the margin, but
+    /// the evaluator's deep check of it did not confirm it: the
+    /// evaluator's move.
+    Refuted,
+    /// The lookahead's best beat the evaluator's move by the margin, but
+    /// could not be checked (stopped, out of time): the evaluator's move.
+    Unchecked,
+    /// No candidate finished: the evaluator's own move.
+    EvaluatorFallback,
+    /// Too little time for a lookahead: the evaluator's own move, by plan.
+    EvaluatorOnly,
+    /// One worker on a game clock or a move time: the evaluator's own
+    /// move, its search keeping the time, by plan (rounds would take their
+    /// time from it).
+    OneWorker,
+    /// Playing at a level: drawn from the valued root moves by the
+    /// level's distribution over their loss ([`Level::choose`]).
+    Level,
+    /// No child answered at all: the first candidate, so a legal move is played.
+    /// The GUI side never plays it: it asks the built-in engine instead.
+    NoAnswer,
+    /// The children could not answer in time: the built-in engine searched
+    /// the root in process (decided by the GUI side, not by this module).
+    BuiltinFallback,
+}
+
+impl Rule {
+    /// The evaluator's own root search chose the move, over (or without)
+    /// the lookahead.
+    pub fn keeps_root(self) -> bool {
+        matches!(
+            self,
+            Rule::Fortified | Rule::Refuted | Rule::Unchecked | Rule::EvaluatorFallback
+        )
+    }
+}
+
+/// The outcome of one pass.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub best: Move,
+    /// What the search that decided said besides depth and score: the
+    /// root search's when it chose the move, else the played line's.
+    pub extra: Extra,
+    /// The expected reply to `best`.
+    pub ponder: Option<Move>,
+    /// Value for us at the root of the chosen move.
+    pub value: Option<Value>,
+    /// Our move, the predicted reply, then the evaluator's line.
+    pub pv: Vec<Move>,
+    pub rule: Rule,
+    /// The lookahead's own choice and value, and the evaluator's, for the trace.
+    pub lookahead_choice: Option<(Move, Value)>,
+    pub evaluator_choice: Option<(Move, Value)>,
+    /// In candidate order.
+    pub candidates: Vec<Candidate>,
+    pub root: Option<Report>,
+    /// Why the evaluator's root search gave nothing, if it did not.
+    pub root_failure: Option<Failure>,
+    pub stats: Stats,
+    /// The pass was cut short, at any of its levels: by cancellation, or
+    /// because a child stalled.
+    pub cancelled: bool,
+    /// How a decision in rounds spread its budget.
+    pub spread: Option<Spread>,
+    /// Levels of lookahead that completed (a deeper level cut short
+    /// leaves the values of the level above).
+    pub levels: u32,
+    /// The level's draw, when one chose the move.
+    pub drawn: Option<level::Choice>,
+}
+
+/// Sums over every child report of a pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub calls: u64,
+    pub nodes: u64,
+    pub busy_time: Duration,
+    pub search_time: Duration,
+    /// Deepest evaluator search at a chosen leaf, plus the lookahead plies.
+    pub depth: u32,
+}
+
+impl Stats {
+    /// Adds the calls of another pass (its `depth` is not summed).
+    pub fn merge(&mut self, other: &Stats) {
+        self.calls += other.calls;
+        self.nodes += other.nodes;
+        self.busy_time += other.busy_time;
+        self.search_time += other.search_time;
+    }
+
+    pub(crate) fn add(&mut self, r: &Report) {
+        self.calls += 1;
+        self.nodes += r.nodes;
+        self.busy_time += r.busy_time;
+        self.search_time += r.search_time;
+    }
+}
+
+/// The index of the best valued candidate (the argmax); on equal values
+/// the first in order wins.
+pub(crate) fn best_valued(candidates: &[Candidate]) -> Option<usize> {
+    let mut best: Option<(usize, Value)> = None;
+    for (i, c) in candidates.iter().enumerate() {
+        if let Some(v) = c.value
+            && best.is_none_or(|(_, b)| v > b)
+        {
+            best = Some((i, v));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+impl Candidate {
+    /// The evaluated line from the root: the move, the predicted reply,
+    /// then the best line of the next level when it was expanded, else
+    /// the evaluator's line.
+    pub fn line(&self) -> Vec<Move> {
+        let mut line = vec![self.mv];
+        line.extend(self.reply);
+        match self.best_next() {
+            Some(next) => line.extend(next.line()),
+            None => line.extend(self.leaf.iter().flat_map(|l| l.pv.iter().copied())),
+        }
+        line
+    }
+
+    /// The depth its value stands for: the evaluator's at the leaf plus
+    /// the lookahead's `plies` (and two a deeper level).
+    pub fn depth(&self, plies: u32) -> Option<u32> {
+        match self.best_next() {
+            Some(next) => next.depth(2).map(|d| d + plies),
+            None => self.leaf.as_ref().map(|leaf| leaf.depth + plies),
+        }
+    }
+
+    /// What the search behind its value said besides depth and score,
+    /// seen from the root: the leaf's, `plies` (two a deeper level) on.
+    pub fn extra(&self, plies: u32) -> Extra {
+        match self.best_next() {
+            Some(next) => next.extra(2).after(plies),
+            None => self
+                .leaf
+                .as_ref()
+                .map_or(Extra::default(), |leaf| leaf.extra.after(plies)),
+        }
+    }
+
+    /// The best valued move of the next level (the first on ties), when
+    /// this candidate was expanded.
+    pub fn best_next(&self) -> Option<&Candidate> {
+        best_valued(&self.next).map(|i| &self.next[i])
+    }
+
+    pub(crate) fn new(mv: Move) -> Candidate {
+        Candidate {
+            mv,
+            reply: None,
+            reply_value: None,
+            evaluated: None,
+            value: None,
+            terminal: None,
+            leaf: None,
+            calls: Vec::new(),
+            failure: None,
+            next: Vec::new(),
+            shallow: None,
+            repeats: false,
+        }
+    }
+}
+
+impl Decision {
+    /// Every value exact: the decision asked no child (each move ends the
+    /// game by rule). A later pass or round would find the same, at once.
+    pub fn exact(&self) -> bool {
+        self.stats.calls == 0
+    }
+
+    /// The root search's move, when it completed an iteration (it has a
+    /// score) and names a candidate.
+    pub fn root_move(&self) -> Option<Move> {
+        self.root
+            .as_ref()
+            .filter(|r| r.score.is_some() && self.candidates.iter().any(|c| c.mv == r.best))
+            .map(|r| r.best)
+    }
+
+    /// Plays `mv` by `rule`, with the line and value of what chose it: the
+    /// root search's when the rule kept the evaluator's own move over the
+    /// lookahead (its deeper line is what decided), else the move's
+    /// candidate's when the lookahead valued it (`plies` deep), else the
+    /// root search's.
+    pub fn play(&mut self, mv: Move, rule: Rule, plies: u32) {
+        let root_score = self.evaluator_choice.map(|(_, s)| s);
+        let root = self.root.as_ref().filter(|r| r.best == mv);
+        let by_root = rule.keeps_root() && root.is_some_and(|r| r.score.is_some());
+        let candidate = self
+            .candidates
+            .iter()
+            .find(|c| c.mv == mv && c.value.is_some());
+        // The predicted reply is the nominal opponent's whenever it made
+        // one: the seed of the next decision and the hit rate count it.
+        let reply = candidate.and_then(|c| {
+            c.reply
+                .or_else(|| c.leaf.as_ref().and_then(|l| l.pv.first().copied()))
+        });
+        match (candidate, root) {
+            (Some(c), _) if !by_root => {
+                if let Some(depth) = c.depth(plies) {
+                    self.stats.depth = depth;
+                }
+                self.extra = c.extra(plies);
+                self.ponder = reply;
+                self.value = c.value.or(root_score);
+                self.pv = c.line();
+            }
+            (_, Some(r)) => {
+                self.stats.depth = r.depth;
+                self.extra = r.extra;
+                self.pv = r.line();
+                self.ponder = reply.or_else(|| self.pv.get(1).copied());
+                self.value = r.score;
+            }
+            _ => {
+                self.pv = vec![mv];
+                self.ponder = None;
+                self.value = None;
+            }
+        }
+        self.best = mv;
+        self.rule = rule;
+    }
+}
+
+/// What the deep check of a deviation decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckVerdict {
+    /// Within [`CHECK_TOLERANCE`](crate::mpc::rounds::CHECK_TOLERANCE) of
+    /// the root search's value: played.
+    Passed,
+    /// Further below: the root search's move is played.
+    Refuted,
+    /// No value in time (`stop`, the move's hard limit) or the child
+    /// failed: the root search's move is played.
+    Unchecked,
+}
+
+/// What the deep check of a deviation found (for the `info string`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeepCheck {
+    /// The deviation's value for us by the check.
+    pub value: Option<Value>,
+    pub depth: u32,
+    pub nodes: u64,
+    pub verdict: CheckVerdict,
+}
+
+/// How a decision in rounds spread its budget (for the `info string`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spread {
+    /// Complete rounds.
+    pub rounds: u32,
+    /// Centipawns a deviation from the anchor had to clear.
+    pub margin: i32,
+    /// Lookahead nodes spent on the three moves that got the most.
+    pub top3_nodes: u64,
+    /// All lookahead nodes (the root search's not included).
+    pub lookahead_nodes: u64,
+    /// The deep check of a deviation, when the lookahead's best beat the
+    /// anchor by the margin.
+    pub check: Option<DeepCheck>,
+}
