@@ -90,8 +90,14 @@ try:
         assert result.move in game.legal_moves, (result.move, game.fen())
         game.push(result.move)
         game.push(next(iter(game.legal_moves)))
-    with open(trace) as f:
-        traces = [json.loads(line) for line in f]
+    # The trace is written just after `bestmove` (the move goes first):
+    # the last line may come a moment after python-chess returned.
+    for _ in range(100):
+        with open(trace) as f:
+            traces = [json.loads(line) for line in f if line.endswith("\n")]
+        if len(traces) == 3:
+            break
+        time.sleep(0.1)
     assert len(traces) == 3, traces
     assert all(t["rule"] == "level" and t["person"]["elo"] == 1500 for t in traces), traces
     engine.configure({"UCI_LimitStrength": False, "TraceFile": ""})
