@@ -203,6 +203,33 @@ pub enum TimedPlan {
     /// The evaluator's own move, searching under this limit (the game's
     /// clock when it is a plain one).
     EvaluatorOnly(ChildLimit, EvaluatorOnly),
+    /// Not even one child call fits in the move's time (under
+    /// [`MIN_CALL`]): the built-in engine answers in this process.
+    NoTime,
+}
+
+impl TimedPlan {
+    /// The evaluator alone under `limit`, for `why`; [`TimedPlan::NoTime`]
+    /// when that is a move time too short for one call.
+    fn evaluator_only(limit: ChildLimit, why: EvaluatorOnly) -> TimedPlan {
+        match limit {
+            ChildLimit::MoveTime(t) if t < MIN_CALL => TimedPlan::NoTime,
+            limit => TimedPlan::EvaluatorOnly(limit, why),
+        }
+    }
+
+    /// A root search runs and is sent the game's clock: it decides its own
+    /// time, as the child playing alone, so the move is due at the cap
+    /// (which the children's own time rules stay under; the rounds keep
+    /// to the hard limit). With `fortify` off no root search runs beside
+    /// the rounds.
+    pub fn root_keeps_clock(&self, fortify: bool) -> bool {
+        match self {
+            TimedPlan::Rounds(_, plan) => fortify && matches!(plan.root, ChildLimit::Clock { .. }),
+            TimedPlan::EvaluatorOnly(limit, _) => matches!(limit, ChildLimit::Clock { .. }),
+            TimedPlan::NoTime => false,
+        }
+    }
 }
 
 /// Why a timed decision is the evaluator's own move.
@@ -273,7 +300,7 @@ pub fn plan_timed(
         let limit = budget.clock.unwrap_or(ChildLimit::MoveTime(
             budget.soft.saturating_sub(budget.call_cost),
         ));
-        return TimedPlan::EvaluatorOnly(limit, EvaluatorOnly::OneWorker);
+        return TimedPlan::evaluator_only(limit, EvaluatorOnly::OneWorker);
     }
     let (root, root_then, lookahead_time) = if threads >= 2 {
         (
@@ -320,7 +347,7 @@ pub fn plan_timed(
             );
         }
     }
-    TimedPlan::EvaluatorOnly(
+    TimedPlan::evaluator_only(
         budget.clock.unwrap_or(ChildLimit::MoveTime(
             usable.saturating_sub(budget.call_cost),
         )),
@@ -516,6 +543,18 @@ mod tests {
             TimedPlan::EvaluatorOnly(ChildLimit::MoveTime(t), EvaluatorOnly::ShortOfTime)
                 if t == Duration::from_millis(7)
         ));
+        // Not even one call: 5 ms less 2 ms of call cost is under MIN_CALL,
+        // with one worker and with two.
+        for threads in [1, 2] {
+            let plan = plan_timed(
+                budget(5, threads, 1_000_000, 2),
+                20,
+                20,
+                Settings::new(Lookahead::One),
+            );
+            assert!(matches!(plan, TimedPlan::NoTime), "{threads}: {plan:?}");
+            assert!(!plan.root_keeps_clock(true));
+        }
     }
 
     #[test]
@@ -523,7 +562,7 @@ mod tests {
         let two = Settings::new(Lookahead::Two);
         let planned = |ms| match plan_timed(budget(ms, 2, 1_000_000, 0), 20, 20, two) {
             TimedPlan::Rounds(l, _) => Some(l),
-            TimedPlan::EvaluatorOnly(..) => None,
+            TimedPlan::EvaluatorOnly(..) | TimedPlan::NoTime => None,
         };
         assert_eq!(planned(5_000), Some(Lookahead::Two));
         assert_eq!(planned(10), Some(Lookahead::Half));

@@ -195,7 +195,7 @@ const HARD_FACTOR: u64 = 3;
 /// third of it and at most nine tenths (a third in sudden death; up to nine
 /// tenths near a time control). `movetime` is all three. `movestogo 0`
 /// (sent by some GUIs) is sudden death.
-pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
+fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
     let (soft, hard, cap) = match allowance(go, us, overhead)? {
         Allowance::MoveTime(ms) => (ms, ms, ms),
         Allowance::Clock {
@@ -230,7 +230,7 @@ pub fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
 /// for `overhead` ([`Go::usable_clock`]), the opponent's as it is, and
 /// `movestogo`.
 /// `None` without a clock (no time of ours, or `movetime`).
-pub fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit> {
+fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit> {
     let Allowance::Clock { usable, .. } = allowance(go, us, overhead)? else {
         return None;
     };
@@ -253,12 +253,73 @@ pub fn child_clock(go: &Go, us: Color, overhead: Duration) -> Option<ChildLimit>
 /// The latest a fixed-budget search (`ChildNodes`, `go depth`, …) may answer
 /// without risking the clock: the move time when one is given, else half of
 /// what is left. `None` without a clock.
-pub fn flag_guard(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
+fn flag_guard(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
     let ms = match allowance(go, us, overhead)? {
         Allowance::MoveTime(ms) => ms,
         Allowance::Clock { usable, .. } => usable / 2,
     };
     Some(Duration::from_millis(ms))
+}
+
+/// One move's clock: the GUI's limits resolved once when its `go` arrives
+/// (every strategy asks this, never the `go` line's times again), and the
+/// instants the search is held to once the move's time runs (from the
+/// `go`, or from `ponderhit`).
+#[derive(Debug, Clone)]
+pub struct MoveClock {
+    /// When the `go` line arrived: the clock runs from here.
+    pub received: Instant,
+    /// What is kept in reserve beyond the children's searches.
+    pub overhead: Duration,
+    /// The move's time on a game clock or a move time (`move_time`);
+    /// `None` when the `go` sets neither.
+    pub time: Option<MoveTime>,
+    /// How long a fixed-budget search may run without risking the clock
+    /// (`flag_guard`).
+    pub guard: Option<Duration>,
+    /// The game's clock as a child's limit (`child_clock`).
+    pub child: Option<ChildLimit>,
+    /// When the move must be made, once known.
+    pub deadline: Option<Instant>,
+    /// The move's hard limit, once known: the built-in engine answering
+    /// for a failed child keeps to it (the deadline may be the later cap).
+    pub hard: Option<Instant>,
+    /// The latest the move may be made, once known (the move's cap, or
+    /// the guard before the flag): a search cut short gets no grace past
+    /// it.
+    pub latest: Option<Instant>,
+}
+
+impl MoveClock {
+    /// The clock of the move `go` asks of `us`, received at `received`,
+    /// with `overhead` kept in reserve.
+    pub fn new(go: &Go, us: Color, overhead: Duration, received: Instant) -> MoveClock {
+        MoveClock {
+            received,
+            overhead,
+            time: move_time(go, us, overhead),
+            guard: flag_guard(go, us, overhead),
+            child: child_clock(go, us, overhead),
+            deadline: None,
+            hard: None,
+            latest: None,
+        }
+    }
+
+    /// The move's `time` runs from `start`: its hard limit and its cap
+    /// hold from then.
+    pub fn runs_from(&mut self, start: Instant, time: MoveTime) {
+        self.hard = Some(start + time.hard);
+        self.latest = Some(start + time.cap);
+    }
+
+    /// A fixed budget runs from `start`: it must answer by the guard
+    /// before the flag, when there is a clock; that instant.
+    pub fn guarded_from(&mut self, start: Instant) -> Option<Instant> {
+        let guard = self.guard.map(|g| start + g);
+        self.latest = guard;
+        guard
+    }
 }
 
 #[cfg(test)]

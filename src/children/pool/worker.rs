@@ -448,7 +448,7 @@ impl Worker {
         }
     }
 
-    /// A line for the user (`info string`, through [`Pool::news`]).
+    /// A line for the user (`info string`, through [`Pool::news`](super::Pool::news)).
     fn say(&self, line: String) {
         tracing::warn!("{line}");
         if let Ok(mut news) = self.news.lock() {

@@ -1,0 +1,206 @@
+//! One pass, or rounds, of lookahead under the work a plan gives, with
+//! the pane kept current and the ends of the `go` watched.
+
+use std::time::{Duration, Instant};
+
+use shakmaty::uci::UciMove;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    mpc::{
+        Candidate, Decision, Rule, Settings,
+        budget::round_clock,
+        decide,
+        lookahead::CANCEL_GRACE,
+        rounds::{Round, decide_in_rounds},
+    },
+    uci::trace,
+};
+
+use super::{Ends, OnPonderHit, Outcome, Search, plan::Work, report::lines_of};
+
+impl Search {
+    /// One lookahead pass, ended early by `stop` and as `ends` says. A complete
+    /// pass is reported at once; a cut one only if it is the one played.
+    pub(super) async fn pass(
+        &mut self,
+        mut work: Work,
+        settings: Settings,
+        ends: Ends,
+    ) -> Option<Outcome> {
+        if let Work::Rounds(plan) = &mut work {
+            plan.anchor_hint = self.anchor_hint();
+        }
+        let one_pass = matches!(work, Work::Pass(_));
+        let limit = match &work {
+            Work::Pass(limit) => *limit,
+            Work::Rounds(plan) => plan.first,
+        };
+        let cancel = CancellationToken::new();
+        let out = self.req.out.clone();
+        let castling = self.req.game.castling_mode();
+        let debug = self.req.debug;
+        let pane = self.pane.clone();
+        let mut on_candidate = |c: &crate::mpc::Candidate, done: usize| {
+            pane.currmove(c.mv, done);
+            let mv = UciMove::from_move(c.mv, castling);
+            if debug {
+                let reply = c.reply.map(|r| UciMove::from_move(r, castling).to_string());
+                let what = match (c.value, &c.failure) {
+                    (Some(v), _) => format!("value {v}"),
+                    (None, Some(f)) => f.to_string(),
+                    (None, None) => "no value".to_owned(),
+                };
+                out.info_string(format!(
+                    "candidate {mv} reply {} {what}",
+                    reply.as_deref().unwrap_or("-")
+                ));
+            }
+        };
+        // Each complete round: its `info` lines; every round, for the trace.
+        let base = self.nodes;
+        let multi_pv = self.req.options.multi_pv;
+        let tracing_rounds = !self.req.options.trace_file.is_empty();
+        let mut traced = Vec::new();
+        let mut spent = 0;
+        // With `MultiPV` above 1, each move's latest value: a later round
+        // re-searches only the contenders, and the lines show the best of
+        // every move valued so far.
+        let mut latest: Vec<Candidate> = Vec::new();
+        // The last complete round's decision: the move when the pass, cut
+        // short, does not end in time (a child that answers no `stop`).
+        let mut last_complete: Option<Decision> = None;
+        let mut on_round = |r: &Round<'_>| {
+            if tracing_rounds {
+                traced.push(trace::round(r, castling));
+            }
+            if !r.complete {
+                return;
+            }
+            last_complete = Some(r.decision.clone());
+            spent += r.decision.stats.nodes;
+            if multi_pv > 1 {
+                for c in r.decision.candidates.iter().filter(|c| c.value.is_some()) {
+                    match latest.iter().position(|l| l.mv == c.mv) {
+                        Some(i) => latest[i] = c.clone(),
+                        None => latest.push(c.clone()),
+                    }
+                }
+            }
+            let (first, others) = lines_of(&pane, r.decision, &latest, settings.lookahead.plies());
+            pane.set(first, &others, base + spent);
+        };
+        let pool = self.req.pool.clone();
+        let noise = self.req.noise.clone();
+        let game = self.req.game.clone();
+        let candidates = self.candidates.clone();
+        let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        let mut deadline = ends.deadline;
+        if deadline.is_some() {
+            self.clock.deadline = deadline;
+        }
+        let watch_ponderhit = !matches!(ends.on_ponderhit, OnPonderHit::Ignore);
+        let mut gave_up = false;
+        let decision = {
+            let work: std::pin::Pin<Box<dyn Future<Output = Option<Decision>> + Send + '_>> =
+                match work {
+                    Work::Pass(limit) => Box::pin(decide(
+                        &pool,
+                        &game,
+                        &candidates,
+                        limit,
+                        settings,
+                        &cancel,
+                        &mut on_candidate,
+                    )),
+                    Work::Rounds(plan) => Box::pin(decide_in_rounds(
+                        &pool,
+                        &game,
+                        &candidates,
+                        *plan,
+                        settings,
+                        &noise,
+                        &cancel,
+                        &mut on_candidate,
+                        &mut on_round,
+                    )),
+                };
+            tokio::pin!(work);
+            let mut hit = false;
+            // Once cut short (the deadline, `stop`), the pass has a moment
+            // to gather its searches; a child that stays silent (hung,
+            // frozen, a partitioned host) is then left behind, and the move
+            // comes from the rounds complete by then (or the fallback), in
+            // time, not after the child's stall deadline.
+            let mut give_up: Option<Instant> = None;
+            loop {
+                if cancel.is_cancelled() && give_up.is_none() {
+                    give_up = Some(self.grace_end());
+                }
+                tokio::select! {
+                    d = &mut work => break d,
+                    _ = tokio::time::sleep_until(give_up.unwrap_or(far).into()), if give_up.is_some() => {
+                        tracing::warn!("a search did not end {CANCEL_GRACE:?} after it was cut short; deciding without it");
+                        gave_up = true;
+                        break None;
+                    }
+                    _ = self.req.stop.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                    _ = self.req.ponderhit.cancelled(), if watch_ponderhit && !hit && !cancel.is_cancelled() => {
+                        hit = true;
+                        match &ends.on_ponderhit {
+                            OnPonderHit::Cancel => cancel.cancel(),
+                            OnPonderHit::StartRounds(clock, time) => {
+                                let now = Instant::now();
+                                clock.set(round_clock(now, time.soft, time.hard));
+                                deadline = Some(now + time.hard);
+                                self.clock.deadline = deadline;
+                                self.clock.latest = Some(now + time.cap);
+                            }
+                            // Our clock starts now; a fixed budget keeps off the flag.
+                            OnPonderHit::StartClock(Some(guard)) => {
+                                deadline = Some(Instant::now() + *guard);
+                                self.clock.deadline = deadline;
+                                self.clock.latest = deadline;
+                            }
+                            OnPonderHit::StartClock(None) | OnPonderHit::Ignore => {}
+                        }
+                    }
+                    _ = tokio::time::sleep_until(deadline.unwrap_or(far).into()), if deadline.is_some() && !cancel.is_cancelled() => cancel.cancel(),
+                }
+            }
+        };
+        // Left behind (see `give_up`): the last complete round decides.
+        let decision = if gave_up {
+            last_complete.map(|d| Decision {
+                cancelled: true,
+                ..d
+            })
+        } else {
+            decision
+        };
+        let first_round = self.rounds.len();
+        self.rounds.append(&mut traced);
+        let decision = decision?;
+        if tracing_rounds && one_pass {
+            // A pass is one round (`deepen` runs several).
+            self.rounds
+                .push(trace::pass(limit, &decision, !decision.cancelled, castling));
+        }
+        self.nodes += decision.stats.nodes;
+        let mut outcome = Outcome {
+            decision,
+            limit,
+            settings,
+            reported: false,
+            why: None,
+            first_round,
+        };
+        // A decision no child answered is not the move: the caller falls
+        // back, and says what was played.
+        if !outcome.decision.cancelled && outcome.decision.rule != Rule::NoAnswer {
+            self.report(&outcome);
+            outcome.reported = true;
+        }
+        Some(outcome)
+    }
+}

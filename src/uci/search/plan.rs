@@ -1,0 +1,161 @@
+//! How a `go` is budgeted: the plan its limits choose.
+
+use std::time::{Duration, Instant};
+
+use mpcmc_protocol::Go;
+
+use crate::{
+    mpc::{ChildLimit, budget::node_rounds, level::Level, rounds::RoundPlan},
+    uci::{options::Options, time::MoveTime},
+};
+
+/// Per-call nodes for a bare `go` (no limit at all).
+pub const BARE_GO_CALL_NODES: u64 = 10_000;
+
+/// How the decision is budgeted.
+#[derive(Debug, Clone)]
+pub(super) enum Plan {
+    /// A fixed amount of work: one pass, every call under one limit, or
+    /// rounds over a node total.
+    Fixed(Work),
+    /// Rounds on a clock: a target and a hard limit.
+    Timed(MoveTime),
+    /// Passes of doubling size until stopped.
+    Deepening,
+    /// One pass at a level's budget, the move drawn ([`Search::at_level`](super::Search::at_level)).
+    Level(Level),
+}
+
+/// When a root search that is the whole decision must answer.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Due {
+    At(Instant),
+    /// The move's cap after `ponderhit` (pondering, the clock is not
+    /// ours before).
+    AfterPonderhit(MoveTime),
+}
+
+/// What one pass of [`Search::pass`](super::Search::pass) runs.
+#[derive(Debug, Clone)]
+pub(super) enum Work {
+    /// Every candidate once, under this limit.
+    Pass(ChildLimit),
+    /// A root search and rounds ([`decide_in_rounds`](crate::mpc::rounds::decide_in_rounds)).
+    Rounds(Box<RoundPlan>),
+}
+
+/// How `go` is budgeted; `time` is the move's on a clock or a move time
+/// ([`MoveClock::time`](crate::uci::time::MoveClock::time)). `moves` root moves are weighed, `branching` the
+/// legal ones ([`node_rounds`]).
+pub(super) fn plan(
+    go: &Go,
+    options: &Options,
+    time: Option<MoveTime>,
+    (moves, branching): (usize, usize),
+) -> Plan {
+    let pass = |limit| Plan::Fixed(Work::Pass(limit));
+    // At a level every `go` but analysis (`go infinite`, full strength).
+    if let Some(level) = options.level().filter(|_| !go.infinite) {
+        return Plan::Level(level);
+    }
+    if options.child_nodes > 0 {
+        return pass(ChildLimit::Nodes(options.child_nodes));
+    }
+    if options.child_movetime > 0 {
+        return pass(ChildLimit::MoveTime(Duration::from_millis(
+            options.child_movetime,
+        )));
+    }
+    if let Some(depth) = go.depth {
+        return pass(ChildLimit::Depth(depth.max(1)));
+    }
+    if let Some(depth) = go.mate_depth() {
+        return pass(ChildLimit::Depth(depth));
+    }
+    if let Some(nodes) = go.nodes {
+        // A total for the decision: rounds that follow the contenders.
+        return Plan::Fixed(Work::Rounds(Box::new(node_rounds(
+            nodes,
+            options.settings(),
+            moves,
+            branching,
+        ))));
+    }
+    if go.ends_when_told() {
+        return Plan::Deepening;
+    }
+    match time {
+        Some(time) => Plan::Timed(time),
+        None => pass(ChildLimit::Nodes(BARE_GO_CALL_NODES)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mpcmc_protocol::{GuiCommand, parse_gui_line};
+    use shakmaty::Color;
+
+    use super::*;
+    use crate::uci::time::MoveClock;
+
+    /// The plan of the `go` line `line` under the options `set`, at the
+    /// start position (20 moves), told in a few words.
+    fn planned(line: &str, set: &Set) -> String {
+        let Ok(parsed) = parse_gui_line(line) else {
+            panic!("{line}");
+        };
+        let GuiCommand::Go(go) = parsed.command else {
+            panic!("{line}");
+        };
+        let mut options = Options::default();
+        for (name, value) in set {
+            options.set(name, Some(value)).expect("option");
+        }
+        let overhead = Duration::from_millis(10);
+        let clock = MoveClock::new(&go, Color::White, overhead, Instant::now());
+        match plan(&go, &options, clock.time, (20, 20)) {
+            Plan::Fixed(Work::Pass(limit)) => format!("pass {limit}"),
+            Plan::Fixed(Work::Rounds(r)) => format!("rounds from {}", r.first),
+            Plan::Timed(t) => format!("timed {} {}", t.soft.as_millis(), t.hard.as_millis()),
+            Plan::Deepening => "deepening".to_owned(),
+            Plan::Level(level) => format!("level {}", level.elo()),
+        }
+    }
+
+    /// Options set by name and value.
+    type Set = [(&'static str, &'static str)];
+
+    #[test]
+    fn the_limits_choose_the_plan() {
+        let level = [("UCI_LimitStrength", "true"), ("UCI_Elo", "1500")];
+        let child_nodes = [("ChildNodes", "800")];
+        let cases: [(&str, &Set, &str); 16] = [
+            // The GUI's own limits.
+            ("go movetime 1000", &[], "timed 990 990"),
+            ("go wtime 60000 btime 60000", &[], "timed 2390 7170"),
+            (
+                "go wtime 60000 btime 60000 winc 1000 binc 1000",
+                &[],
+                "timed 3149 9447",
+            ),
+            ("go depth 7", &[], "pass depth 7"),
+            ("go depth 0", &[], "pass depth 1"),
+            ("go mate 2", &[], "pass depth 4"),
+            ("go nodes 50000", &[], "rounds from nodes 17"),
+            ("go infinite", &[], "deepening"),
+            ("go ponder wtime 60000 btime 60000", &[], "deepening"),
+            ("go", &[], "pass nodes 10000"),
+            // A fixed per-call budget wins over the GUI's limits.
+            ("go wtime 60000 btime 60000", &child_nodes, "pass nodes 800"),
+            ("go depth 7", &[("ChildMoveTime", "30")], "pass movetime 30"),
+            // At a level every `go` but analysis.
+            ("go wtime 60000 btime 60000", &level, "level 1500"),
+            ("go nodes 50000", &level, "level 1500"),
+            ("go ponder wtime 60000 btime 60000", &level, "level 1500"),
+            ("go infinite", &level, "deepening"),
+        ];
+        for (line, set, expected) in cases {
+            assert_eq!(planned(line, set), expected, "{line} {set:?}");
+        }
+    }
+}
