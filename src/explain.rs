@@ -19,6 +19,7 @@ use shakmaty::{CastlingMode, Chess, Position, fen::Fen, san::SanPlus, uci::UciMo
 
 use crate::{
     mpc::Game,
+    mpc::Rule,
     protocol::{
         StartPosition,
         output::Output,
@@ -27,7 +28,7 @@ use crate::{
     uci::{
         meta::Meta,
         options::Options,
-        trace::{CandidateTrace, Score, Trace, draw_text, rule_meaning},
+        trace::{CandidateTrace, Score, Trace, draw_text},
     },
 };
 
@@ -281,7 +282,9 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         san(&pos, &t.chosen).0,
         t.chosen,
         t.rule,
-        rule_meaning(&t.rule).unwrap_or("a rule this mpcmc does not know")
+        t.rule
+            .parse::<Rule>()
+            .map_or("a rule this mpcmc does not know", Rule::meaning)
     )?;
     if let Some(l) = &t.level {
         let how = draw_text(l.decided, l.loss, &san(&pos, &l.best).0);

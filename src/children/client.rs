@@ -157,9 +157,9 @@ impl crate::mpc::ChildFault for SearchError {
     }
 }
 
-/// The stall deadline of a pondering search before `ponderhit` (a year:
-/// none in effect).
-const PONDER_UNBOUNDED: Duration = Duration::from_secs(365 * 24 * 3600);
+/// The stall deadline of a pondering search before `ponderhit`: none in
+/// effect.
+const PONDER_UNBOUNDED: Duration = mpcmc_protocol::NO_DEADLINE;
 
 /// How long a child may search under `limit` before it counts as stalled:
 /// far more than any healthy engine takes, yet proportional to what it was

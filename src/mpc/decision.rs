@@ -5,7 +5,7 @@
 //! [`Spread`]). The algorithms that fill these in are `lookahead` (one
 //! pass) and `rounds`; the GUI side reads them.
 
-use std::time::Duration;
+use std::{fmt, str::FromStr, time::Duration};
 
 use shakmaty::Move;
 
@@ -91,6 +91,31 @@ impl Lookahead {
             })
             .sum::<usize>() as u64;
         first + expanded * 2 * moves as u64
+    }
+}
+
+/// Its name: the `Lookahead` option's value, and the trace's.
+impl fmt::Display for Lookahead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is no [`Lookahead`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is none of half, one, two or three")]
+pub struct UnknownLookahead(pub String);
+
+impl FromStr for Lookahead {
+    type Err = UnknownLookahead;
+
+    /// A lookahead by its name, in any case.
+    fn from_str(name: &str) -> Result<Lookahead, UnknownLookahead> {
+        let lower = name.to_ascii_lowercase();
+        Lookahead::ALL
+            .into_iter()
+            .find(|l| l.name() == lower)
+            .ok_or_else(|| UnknownLookahead(name.to_owned()))
     }
 }
 
@@ -305,6 +330,65 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// Every rule.
+    pub const ALL: [Rule; 10] = [
+        Rule::Lookahead,
+        Rule::Fortified,
+        Rule::Refuted,
+        Rule::Unchecked,
+        Rule::EvaluatorFallback,
+        Rule::EvaluatorOnly,
+        Rule::OneWorker,
+        Rule::Level,
+        Rule::NoAnswer,
+        Rule::BuiltinFallback,
+    ];
+
+    /// Its name in the trace and the `info string`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Rule::Lookahead => "lookahead",
+            Rule::Fortified => "fortified",
+            Rule::Refuted => "refuted",
+            Rule::Unchecked => "unchecked",
+            Rule::EvaluatorFallback => "evaluator_fallback",
+            Rule::EvaluatorOnly => "evaluator_only",
+            Rule::OneWorker => "one_worker",
+            Rule::Level => "level",
+            Rule::NoAnswer => "no_answer",
+            Rule::BuiltinFallback => "builtin_fallback",
+        }
+    }
+
+    /// What it means, for a person (the trace's and the `info string`'s
+    /// words).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Rule::Lookahead => "the lookahead's best move",
+            Rule::Fortified => {
+                "the evaluator's own move, kept: the lookahead did not beat it by the margin"
+            }
+            Rule::Refuted => {
+                "the evaluator's own move: the lookahead's best beat it by the margin, but the deep check refuted it"
+            }
+            Rule::Unchecked => {
+                "the evaluator's own move: the lookahead's best beat it by the margin, but there was no time or nodes to check it"
+            }
+            Rule::EvaluatorFallback => "the evaluator's own move: no candidate finished",
+            Rule::EvaluatorOnly => "the evaluator's own move: too little time for a lookahead",
+            Rule::OneWorker => {
+                "the evaluator's own move on the game's time: with one worker, rounds would take their time from it (the lookahead on a clock or a move time needs Threads / ChildThreads of 2 or more)"
+            }
+            Rule::Level => {
+                "drawn at the level (UCI_LimitStrength) from every valued root move, by how much each gives up against the best"
+            }
+            Rule::NoAnswer => "no child answered: the first legal move",
+            Rule::BuiltinFallback => {
+                "the built-in engine's move: the children did not answer in time"
+            }
+        }
+    }
+
     /// The evaluator's own root search chose the move, over (or without)
     /// the lookahead.
     pub fn keeps_root(self) -> bool {
@@ -312,6 +396,29 @@ impl Rule {
             self,
             Rule::Fortified | Rule::Refuted | Rule::Unchecked | Rule::EvaluatorFallback
         )
+    }
+}
+
+/// Its [`Rule::key`].
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// A name that is no [`Rule`]'s key (a trace of another version).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is no rule's name")]
+pub struct UnknownRule(pub String);
+
+impl FromStr for Rule {
+    type Err = UnknownRule;
+
+    fn from_str(key: &str) -> Result<Rule, UnknownRule> {
+        Rule::ALL
+            .into_iter()
+            .find(|r| r.key() == key)
+            .ok_or_else(|| UnknownRule(key.to_owned()))
     }
 }
 
@@ -527,6 +634,17 @@ pub enum CheckVerdict {
     Unchecked,
 }
 
+/// Its name in the trace: `passed`, `refuted` or `unchecked`.
+impl fmt::Display for CheckVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CheckVerdict::Passed => "passed",
+            CheckVerdict::Refuted => "refuted",
+            CheckVerdict::Unchecked => "unchecked",
+        })
+    }
+}
+
 /// What the deep check of a deviation found (for the `info string`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeepCheck {
@@ -551,4 +669,31 @@ pub struct Spread {
     /// The deep check of a deviation, when the lookahead's best beat the
     /// anchor by the margin.
     pub check: Option<DeepCheck>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_read_back() {
+        for rule in Rule::ALL {
+            assert_eq!(rule.to_string().parse::<Rule>(), Ok(rule));
+            assert!(!rule.meaning().is_empty());
+        }
+        // Every key once: no two rules read back as one.
+        let mut keys: Vec<_> = Rule::ALL.map(Rule::key).to_vec();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), Rule::ALL.len());
+        assert_eq!(
+            "chosen".parse::<Rule>(),
+            Err(UnknownRule("chosen".to_owned()))
+        );
+        for lookahead in Lookahead::ALL {
+            assert_eq!(lookahead.to_string().parse(), Ok(lookahead));
+        }
+        assert_eq!("Two".parse(), Ok(Lookahead::Two));
+        assert!("four".parse::<Lookahead>().is_err());
+    }
 }

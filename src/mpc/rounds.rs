@@ -38,6 +38,7 @@ use crate::mpc::{
         Candidate, CheckVerdict, Decision, DeepCheck, Failure, Rule, Settings, Spread, Stats,
         best_valued,
     },
+    fortify::{Verdict, fortify},
     lookahead::{pass, sort_candidates},
 };
 
@@ -198,15 +199,15 @@ enum RootState {
 
 impl RoundClock {
     /// How old the decision may be when the next round would start, after
-    /// a round that left `verdict`, with the root searches at `root`.
-    fn target(&self, verdict: Verdict, root: RootState) -> Duration {
-        match (verdict, self.root, root) {
-            (Verdict::Close, ..) => self.soft * 2,
+    /// a round that left `standing`, with the root searches at `root`.
+    fn target(&self, standing: Standing, root: RootState) -> Duration {
+        match (standing, self.root, root) {
+            (Standing::Close, ..) => self.soft * 2,
             (_, RootTime::Until, RootState::Ended) => Duration::ZERO,
             // Waiting for the root search's answer.
             (_, RootTime::Until, RootState::Running) => self.hard,
-            (Verdict::Settled, ..) => self.soft / 2,
-            (Verdict::Open, ..) => self.soft,
+            (Standing::Settled, ..) => self.soft / 2,
+            (Standing::Open, ..) => self.soft,
         }
         .min(self.hard)
     }
@@ -321,7 +322,7 @@ pub struct Round<'a> {
 
 /// How settled a round leaves the choice, for the clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
+enum Standing {
     /// The lookahead's best is the anchor and leads the rest by the
     /// margin, or beats the anchor by it; and it did not change this round.
     Settled,
@@ -330,9 +331,9 @@ enum Verdict {
     Open,
 }
 
-fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: bool) -> Verdict {
+fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: bool) -> Standing {
     let (Some(a), Some((b, vb))) = (anchor, best_of(candidates)) else {
-        return Verdict::Open;
+        return Standing::Open;
     };
     let runner_up = candidates
         .iter()
@@ -345,9 +346,11 @@ fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: b
         value_of(candidates, a)
     };
     match lead {
-        Some(other) if vb >= other.plus_cp(margin) && !changed => Verdict::Settled,
-        Some(_) if a != b => Verdict::Close,
-        _ => Verdict::Open,
+        Some(other) if fortify(vb, other, margin) == Verdict::Lookahead && !changed => {
+            Standing::Settled
+        }
+        Some(_) if a != b => Standing::Close,
+        _ => Standing::Open,
     }
 }
 
@@ -356,7 +359,7 @@ fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: b
 fn deviates(candidates: &[Candidate], anchor: Option<Move>, margin: i32) -> bool {
     match (anchor, best_of(candidates)) {
         (Some(a), Some((b, vb))) if a != b => {
-            value_of(candidates, a).is_some_and(|va| vb >= va.plus_cp(margin))
+            value_of(candidates, a).is_some_and(|va| fortify(vb, va, margin) == Verdict::Lookahead)
         }
         _ => false,
     }
@@ -412,7 +415,7 @@ pub async fn decide_in_rounds<C: Children>(
     };
     let until_root =
         root_task.is_some() && plan.clock.get().is_some_and(|c| c.root == RootTime::Until);
-    let mut verdict = Verdict::Open;
+    let mut standing = Standing::Open;
     let anchor_now = || {
         anchor_seen
             .lock()
@@ -453,7 +456,7 @@ pub async fn decide_in_rounds<C: Children>(
         let started = Instant::now();
         // Ended by the root search's answer (see `RootTime::Until`).
         let round_cancel = cancel.child_token();
-        let with_root = until_root && verdict != Verdict::Close;
+        let with_root = until_root && standing != Standing::Close;
         let decision = {
             let round = pass(
                 children,
@@ -504,7 +507,7 @@ pub async fn decide_in_rounds<C: Children>(
         let changed = best != last_best;
         last_best = best;
         let next = survivors(&decision.candidates);
-        verdict = judge(
+        standing = judge(
             &decision.candidates,
             anchor_now(),
             margin(noise, limit, settings),
@@ -518,7 +521,7 @@ pub async fn decide_in_rounds<C: Children>(
         }
         if let Some(clock) = plan.clock.get() {
             let root = root_state();
-            let target = clock.target(verdict, root);
+            let target = clock.target(standing, root);
             // The next round costs as much again, twice as much once it
             // no longer halves (a multistep lookahead's deeper levels do
             // not halve).
@@ -590,7 +593,7 @@ pub async fn decide_in_rounds<C: Children>(
     let choice = match (anchor, decision.lookahead_choice) {
         (Some(a), Some((b, _))) if a == b => Some((a, Rule::Lookahead)),
         (Some(a), Some((b, vb))) => match (value_of(&decision.candidates, a), &decision.root) {
-            (Some(va), Some(root)) if vb >= va.plus_cp(margin) => {
+            (Some(va), Some(root)) if fortify(vb, va, margin) == Verdict::Lookahead => {
                 // Under a node total the check spends what the rounds left.
                 let left = plan
                     .lookahead_nodes
@@ -1150,24 +1153,27 @@ mod tests {
         // Apart: the target, half when settled, twice when close.
         let apart = clock(RootTime::Apart);
         for root in [RootState::Absent, RootState::Running, RootState::Ended] {
-            assert_eq!(apart.target(Verdict::Open, root), ms(100));
-            assert_eq!(apart.target(Verdict::Settled, root), ms(50));
-            assert_eq!(apart.target(Verdict::Close, root), ms(200));
+            assert_eq!(apart.target(Standing::Open, root), ms(100));
+            assert_eq!(apart.target(Standing::Settled, root), ms(50));
+            assert_eq!(apart.target(Standing::Close, root), ms(200));
         }
         // Until: the hard limit while the root search runs; once it has
         // answered, no more rounds unless the choice is close.
         let until = clock(RootTime::Until);
-        assert_eq!(until.target(Verdict::Open, RootState::Running), ms(300));
-        assert_eq!(until.target(Verdict::Settled, RootState::Ended), ms(0));
-        assert_eq!(until.target(Verdict::Open, RootState::Ended), ms(0));
-        assert_eq!(until.target(Verdict::Close, RootState::Ended), ms(200));
+        assert_eq!(until.target(Standing::Open, RootState::Running), ms(300));
+        assert_eq!(until.target(Standing::Settled, RootState::Ended), ms(0));
+        assert_eq!(until.target(Standing::Open, RootState::Ended), ms(0));
+        assert_eq!(until.target(Standing::Close, RootState::Ended), ms(200));
         // No root search (`Fortify` off): the target rules.
-        assert_eq!(until.target(Verdict::Open, RootState::Absent), ms(100));
+        assert_eq!(until.target(Standing::Open, RootState::Absent), ms(100));
         // ToTarget: the rounds as Apart (the root search waits for them).
         let to_target = clock(RootTime::ToTarget);
-        for verdict in [Verdict::Open, Verdict::Settled, Verdict::Close] {
+        for standing in [Standing::Open, Standing::Settled, Standing::Close] {
             for root in [RootState::Absent, RootState::Running, RootState::Ended] {
-                assert_eq!(to_target.target(verdict, root), apart.target(verdict, root));
+                assert_eq!(
+                    to_target.target(standing, root),
+                    apart.target(standing, root)
+                );
             }
         }
     }

@@ -123,6 +123,11 @@ pub struct Options {
 
 /// `UCI_Elo`'s default.
 pub const DEFAULT_ELO: u32 = 1500;
+/// `Hash`'s default and most, in MB: what the children share.
+pub const DEFAULT_HASH_MB: u32 = 16;
+pub const MAX_HASH_MB: u32 = 65_536;
+/// `MoveOverhead`'s default, in milliseconds (Stockfish's).
+pub const DEFAULT_MOVE_OVERHEAD_MS: u64 = 10;
 
 impl Default for Options {
     fn default() -> Self {
@@ -134,7 +139,7 @@ impl Default for Options {
             workers: String::new(),
             threads: 1,
             child_threads: 0,
-            hash: 16,
+            hash: DEFAULT_HASH_MB,
             lookahead: Lookahead::One,
             fortify: true,
             fortify_margin: 0,
@@ -144,7 +149,7 @@ impl Default for Options {
             child_movetime: 0,
             memoryless: false,
             clear_now: false,
-            move_overhead: 10,
+            move_overhead: DEFAULT_MOVE_OVERHEAD_MS,
             ponder: false,
             multi_pv: 1,
             show_decisions: false,
@@ -293,7 +298,7 @@ const TABLE: [Def; 32] = [
     },
     Def {
         name: "Hash",
-        kind: || spin(16, 1, 65_536),
+        kind: || spin(DEFAULT_HASH_MB.into(), 1, MAX_HASH_MB.into()),
         standalone: true,
         apply: |o, v| {
             o.hash = v.number() as u32;
@@ -308,11 +313,10 @@ const TABLE: [Def; 32] = [
         },
         standalone: false,
         apply: |o, v| {
-            let text = v.text().to_ascii_lowercase();
-            o.lookahead = Lookahead::ALL
-                .into_iter()
-                .find(|l| l.name() == text)
-                .ok_or_else(|| "half, one, two or three".to_owned())?;
+            o.lookahead = v
+                .text()
+                .parse()
+                .map_err(|_| "half, one, two or three".to_owned())?;
             Ok(())
         },
     },
@@ -390,7 +394,7 @@ const TABLE: [Def; 32] = [
     },
     Def {
         name: "MoveOverhead",
-        kind: || spin(10, 0, 10_000),
+        kind: || spin(DEFAULT_MOVE_OVERHEAD_MS as i64, 0, 10_000),
         standalone: true,
         apply: |o, v| {
             o.move_overhead = v.number() as u64;
@@ -1040,6 +1044,27 @@ mod tests {
         assert_eq!(flag_name("ChildNodes"), "child-nodes");
         assert_eq!(flag_name("UCI_Chess960"), "uci-chess960");
         assert_eq!(flag_name("MoveOverhead"), "move-overhead");
+    }
+
+    /// Each option's declared default is the value `Options::default`
+    /// holds (the two are written apart): setting every option to the
+    /// default it declares changes nothing. Two are unset until sent:
+    /// `ReplyWeight` (its default follows `Memoryless`) and
+    /// `UCI_RatingAdv` (only a GUI that knows the ratings sends it).
+    #[test]
+    fn the_declared_defaults_are_the_defaults() {
+        let unset = ["ReplyWeight", "UCI_RatingAdv"];
+        for def in TABLE.iter().filter(|d| !unset.contains(&d.name)) {
+            let value = match (def.kind)() {
+                OptionType::Check { default } => default.to_string(),
+                OptionType::Spin { default, .. } => default.to_string(),
+                OptionType::Combo { default, .. } | OptionType::String { default } => default,
+                OptionType::Button => continue,
+            };
+            let mut o = Options::default();
+            o.set(def.name, Some(&value)).expect(def.name);
+            assert_eq!(o, Options::default(), "{} {value}", def.name);
+        }
     }
 
     /// `ReplyWeight` mixes by default with warm children; `Memoryless` alone

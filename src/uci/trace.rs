@@ -15,10 +15,7 @@ use serde::{Deserialize, Serialize};
 use shakmaty::{CastlingMode, Move, uci::UciMove};
 
 use crate::{
-    mpc::{
-        Candidate, ChildLimit, Decision, Game, Rule, Settings, Value, decision::CheckVerdict,
-        rounds::Round,
-    },
+    mpc::{Candidate, ChildLimit, Decision, Game, Settings, Value, rounds::Round},
     uci::carry::HitRate,
 };
 
@@ -63,7 +60,7 @@ pub struct Trace {
     pub levels: u32,
     /// The move played (UCI).
     pub chosen: String,
-    /// Which rule chose it ([`rule_key`]).
+    /// Which rule chose it ([`Rule::key`]).
     pub rule: String,
     /// Its value, as the decision used it.
     pub value: Option<Score>,
@@ -203,81 +200,6 @@ pub struct CheckTrace {
     pub verdict: String,
 }
 
-/// Each rule: its name in the trace, and what it means to a person.
-const RULES: [(Rule, &str, &str); 10] = [
-    (Rule::Lookahead, "lookahead", "the lookahead's best move"),
-    (
-        Rule::Fortified,
-        "fortified",
-        "the evaluator's own move, kept: the lookahead did not beat it by the margin",
-    ),
-    (
-        Rule::Refuted,
-        "refuted",
-        "the evaluator's own move: the lookahead's best beat it by the margin, but the deep check refuted it",
-    ),
-    (
-        Rule::Unchecked,
-        "unchecked",
-        "the evaluator's own move: the lookahead's best beat it by the margin, but there was no time or nodes to check it",
-    ),
-    (
-        Rule::EvaluatorFallback,
-        "evaluator_fallback",
-        "the evaluator's own move: no candidate finished",
-    ),
-    (
-        Rule::EvaluatorOnly,
-        "evaluator_only",
-        "the evaluator's own move: too little time for a lookahead",
-    ),
-    (
-        Rule::OneWorker,
-        "one_worker",
-        "the evaluator's own move on the game's time: with one worker, rounds would take their time from it (the lookahead on a clock or a move time needs Threads / ChildThreads of 2 or more)",
-    ),
-    (
-        Rule::Level,
-        "level",
-        "drawn at the level (UCI_LimitStrength) from every valued root move, by how much each gives up against the best",
-    ),
-    (
-        Rule::NoAnswer,
-        "no_answer",
-        "no child answered: the first legal move",
-    ),
-    (
-        Rule::BuiltinFallback,
-        "builtin_fallback",
-        "the built-in engine's move: the children did not answer in time",
-    ),
-];
-
-/// The trace's name of a rule.
-pub fn rule_key(rule: Rule) -> &'static str {
-    RULES
-        .iter()
-        .find(|(r, _, _)| *r == rule)
-        .map_or("no_answer", |(_, key, _)| key)
-}
-
-/// What a rule means, for a person (the trace's and the `info string`'s
-/// words).
-pub fn rule_text(rule: Rule) -> &'static str {
-    RULES
-        .iter()
-        .find(|(r, _, _)| *r == rule)
-        .map_or("a rule without words", |(_, _, text)| text)
-}
-
-/// What a rule's trace name means, for a person.
-pub fn rule_meaning(key: &str) -> Option<&'static str> {
-    RULES
-        .iter()
-        .find(|(_, k, _)| *k == key)
-        .map(|(_, _, meaning)| *meaning)
-}
-
 /// How a level's draw chose, for a person: `best` names the best valued
 /// move.
 pub fn draw_text(decided: bool, loss: f64, best: &str) -> String {
@@ -286,12 +208,6 @@ pub fn draw_text(decided: bool, loss: f64, best: &str) -> String {
     } else {
         format!("{loss:.3} of win probability given up against {best}")
     }
-}
-
-/// A child limit as a `go`'s limit words ("nodes 2000").
-pub fn budget_text(limit: ChildLimit) -> String {
-    let go = limit.go().to_string();
-    go.strip_prefix("go ").unwrap_or(&go).to_owned()
 }
 
 /// Writes moves as a GUI reads them.
@@ -321,7 +237,7 @@ pub fn pass(
 ) -> RoundTrace {
     let n = Notation(castling);
     RoundTrace {
-        budget: budget_text(limit),
+        budget: limit.to_string(),
         complete,
         values: decision
             .candidates
@@ -407,7 +323,7 @@ impl Trace {
             moves: n.all(cx.game.moves()),
             chess960: castling == CastlingMode::Chess960,
             go: cx.go,
-            lookahead: cx.settings.lookahead.name().to_owned(),
+            lookahead: cx.settings.lookahead.to_string(),
             reply_weight: if cx.settings.lookahead.plies() == 2 && d.levels > 0 {
                 cx.settings.reply_weight
             } else {
@@ -415,7 +331,7 @@ impl Trace {
             },
             levels: d.levels,
             chosen: n.one(d.best),
-            rule: rule_key(d.rule).to_owned(),
+            rule: d.rule.to_string(),
             value: d.value.map(Score::from),
             candidates: d.candidates.iter().map(candidate).collect(),
             rounds,
@@ -433,12 +349,7 @@ impl Trace {
                 value: c.value.map(Score::from),
                 depth: c.depth,
                 nodes: c.nodes,
-                verdict: match c.verdict {
-                    CheckVerdict::Passed => "passed",
-                    CheckVerdict::Refuted => "refuted",
-                    CheckVerdict::Unchecked => "unchecked",
-                }
-                .to_owned(),
+                verdict: c.verdict.to_string(),
             }),
             calls: d.stats.calls,
             nodes: d.stats.nodes,

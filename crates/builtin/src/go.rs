@@ -128,7 +128,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
 
     // `stop` sets the flag; `ponderhit` starts our clock (a timer sets it).
     let mut clock: Option<Instant> = None;
-    let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+    let far = Instant::now() + mpcmc_protocol::NO_DEADLINE;
     let mut released = !req.go.ends_when_told();
     let outcome = loop {
         tokio::select! {

@@ -22,3 +22,7 @@ pub mod session;
 
 pub use codec::*;
 pub use opponent::{OpponentError, UciOpponent};
+
+/// A wait with no deadline in effect (a year), where an API needs one:
+/// `go infinite` until `stop`, a search pondering until `ponderhit`.
+pub const NO_DEADLINE: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);

@@ -37,6 +37,10 @@ const FLAPPING: u32 = 3;
 /// How long a dropped search counts against its worker.
 const DROP_MEMORY: Duration = Duration::from_secs(300);
 
+/// How long a child dropped as broken (or out of rotation) gets to quit
+/// before it is killed: it is not answering well, so not [`QUIT_TIMEOUT`].
+const DROP_QUIT: Duration = Duration::from_millis(100);
+
 /// Searches answered since a worker's last drop that clear its record.
 const SOUND_SEARCHES: u32 = 32;
 
@@ -409,7 +413,7 @@ impl Worker {
             .into_iter()
             .flatten()
         {
-            client.quit(Duration::from_millis(100)).await;
+            client.quit(DROP_QUIT).await;
         }
         let why = format!(
             "out of rotation: {} searches dropped, the last: {why}",
@@ -470,7 +474,7 @@ impl Worker {
             // Drop the broken child (killing it) so the next use starts afresh.
             let slot = self.slot(query.role);
             if let Some(client) = slot.take() {
-                client.quit(Duration::from_millis(100)).await;
+                client.quit(DROP_QUIT).await;
             }
         }
         result
@@ -491,7 +495,7 @@ impl Worker {
             {
                 tracing::warn!("worker {}: {e}; restarting the child", self.n);
                 if let Some(child) = slot.take() {
-                    child.quit(Duration::from_millis(100)).await;
+                    child.quit(DROP_QUIT).await;
                 }
             }
         }

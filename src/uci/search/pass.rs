@@ -1,7 +1,7 @@
 //! One pass, or rounds, of lookahead under the work a plan gives, with
 //! the pane kept current and the ends of the `go` watched.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use shakmaty::uci::UciMove;
 use tokio_util::sync::CancellationToken;
@@ -94,7 +94,7 @@ impl Search {
         let noise = self.req.noise.clone();
         let game = self.req.game.clone();
         let candidates = self.candidates.clone();
-        let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        let far = Instant::now() + mpcmc_protocol::NO_DEADLINE;
         let mut deadline = ends.deadline;
         if deadline.is_some() {
             self.clock.deadline = deadline;

@@ -137,11 +137,7 @@ impl Search {
             None => "-".to_owned(),
         };
         let finished = d.candidates.iter().filter(|c| c.value.is_some()).count();
-        let rule = format!(
-            "rule {}: {}",
-            trace::rule_key(d.rule),
-            trace::rule_text(d.rule)
-        );
+        let rule = format!("rule {}: {}", d.rule.key(), d.rule.meaning());
         if let Some(why) = &o.why {
             return format!("{rule} ({why})");
         }
