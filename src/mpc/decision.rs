@@ -166,7 +166,7 @@ impl Settings {
     /// `lookahead` fortified, with no extra margin, [`PRUNE_WIDTH`], a root
     /// search as long as the first level's line, and the evaluator's values
     /// unmixed (`ReplyWeight` 0, the paper's rule).
-    pub fn new(lookahead: Lookahead) -> Settings {
+    pub const fn new(lookahead: Lookahead) -> Settings {
         Settings {
             lookahead,
             fortify: true,

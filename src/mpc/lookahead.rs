@@ -650,7 +650,7 @@ mod tests {
     use super::*;
     use crate::mpc::{
         Terminal,
-        decision::{Draw, PRUNE_WIDTH},
+        decision::Draw,
         level::{self, Level},
     };
 
@@ -855,14 +855,8 @@ mod tests {
     }
 
     const ONE: Settings = Settings {
-        lookahead: Lookahead::One,
         fortify: false,
-        fortify_margin: 0,
-        prune_width: PRUNE_WIDTH,
-        even_root: false,
-        reply_weight: 0,
-        level: None,
-        person: None,
+        ..Settings::new(Lookahead::One)
     };
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
