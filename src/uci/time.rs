@@ -306,19 +306,27 @@ impl MoveClock {
         }
     }
 
-    /// The move's `time` runs from `start`: its hard limit and its cap
-    /// hold from then.
-    pub fn runs_from(&mut self, start: Instant, time: MoveTime) {
+    /// The move's `time` runs from `start` (the `go`, or `ponderhit`): due
+    /// at its cap when the search keeps the game's clock itself
+    /// (`keeps_clock`: the children's own time rules stay under the cap),
+    /// else at its hard limit. Sets the deadline, the hard limit and the
+    /// latest; the deadline.
+    pub fn runs_from(&mut self, start: Instant, time: MoveTime, keeps_clock: bool) -> Instant {
+        let deadline = start + if keeps_clock { time.cap } else { time.hard };
+        self.deadline = Some(deadline);
         self.hard = Some(start + time.hard);
         self.latest = Some(start + time.cap);
+        deadline
     }
 
-    /// A fixed budget runs from `start`: it must answer by the guard
-    /// before the flag, when there is a clock; that instant.
-    pub fn guarded_from(&mut self, start: Instant) -> Option<Instant> {
-        let guard = self.guard.map(|g| start + g);
-        self.latest = guard;
-        guard
+    /// A fixed budget runs from `start` (the `go`, or `ponderhit`) and
+    /// answers `guard` later at the latest, off the flag. Sets the
+    /// deadline and the latest; the deadline.
+    pub fn guarded_from(&mut self, start: Instant, guard: Duration) -> Instant {
+        let due = start + guard;
+        self.deadline = Some(due);
+        self.latest = Some(due);
+        due
     }
 }
 
@@ -329,6 +337,55 @@ mod tests {
     fn budget(go: Go, us: Color) -> Option<(u64, u64)> {
         move_time(&go, us, Duration::from_millis(50))
             .map(|t| (t.soft.as_millis() as u64, t.hard.as_millis() as u64))
+    }
+
+    /// One clock a move: its times read once from the `go`, and its
+    /// instants set as the move's time starts.
+    #[test]
+    fn a_move_clock_holds_the_move_to_its_limits() {
+        let ms = Duration::from_millis;
+        let go = Go {
+            wtime: Some(60_000),
+            btime: Some(60_000),
+            ..Go::default()
+        };
+        let received = Instant::now();
+        let mut clock = MoveClock::new(&go, Color::White, ms(10), received);
+        let time = clock.time.expect("a clock");
+        assert_eq!(Some(time), move_time(&go, Color::White, ms(10)));
+        assert_eq!(clock.guard, Some(ms(59_750 / 2)));
+        assert!(matches!(clock.child, Some(ChildLimit::Clock { .. })));
+        assert_eq!(
+            (clock.deadline, clock.hard, clock.latest),
+            (None, None, None)
+        );
+        // Rounds: due at the hard limit; a search keeping the clock: at the cap.
+        assert_eq!(clock.runs_from(received, time, false), received + time.hard);
+        assert_eq!(clock.runs_from(received, time, true), received + time.cap);
+        assert_eq!(clock.deadline, Some(received + time.cap));
+        assert_eq!(clock.hard, Some(received + time.hard));
+        assert_eq!(clock.latest, Some(received + time.cap));
+        // A fixed budget after `ponderhit`: due at the guard, no later.
+        let hit = received + ms(700);
+        assert_eq!(clock.guarded_from(hit, ms(300)), hit + ms(300));
+        assert_eq!(
+            (clock.deadline, clock.latest),
+            (Some(hit + ms(300)), Some(hit + ms(300)))
+        );
+        // `go infinite`: nothing to keep to.
+        let infinite = MoveClock::new(
+            &Go {
+                infinite: true,
+                ..Go::default()
+            },
+            Color::White,
+            ms(10),
+            received,
+        );
+        assert_eq!(
+            (infinite.time, infinite.guard, infinite.child),
+            (None, None, None)
+        );
     }
 
     #[test]

@@ -69,10 +69,7 @@ impl Search {
                 // relays the token); the move is due at the cap.
                 _ = self.req.ponderhit.cancelled(), if deadline.is_none() && grace.is_none() => {
                     if let Some(time) = after_ponderhit {
-                        let hit = Instant::now();
-                        deadline = Some(hit + time.cap);
-                        self.clock.deadline = deadline;
-                        self.clock.runs_from(hit, time);
+                        deadline = Some(self.clock.runs_from(Instant::now(), time, true));
                     }
                 }
             }

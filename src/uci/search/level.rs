@@ -56,9 +56,8 @@ impl Search {
                 on_ponderhit: OnPonderHit::Ignore,
             }
         };
-        self.clock.hard = ends.deadline;
-        if !go.ponder {
-            self.clock.latest = time.map(|t| self.req.received + t.cap);
+        if let Some(t) = time.filter(|_| !go.ponder) {
+            self.clock.runs_from(self.req.received, t, false);
         }
         let outcome = self
             .pass(Work::Pass(ChildLimit::Nodes(nodes)), settings, ends)

@@ -276,7 +276,10 @@ impl Search {
                     }
                 } else {
                     Ends {
-                        deadline: self.clock.guarded_from(self.req.received),
+                        deadline: self
+                            .clock
+                            .guard
+                            .map(|g| self.clock.guarded_from(self.req.received, g)),
                         on_ponderhit: OnPonderHit::Ignore,
                     }
                 };

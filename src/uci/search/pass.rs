@@ -152,15 +152,11 @@ impl Search {
                             OnPonderHit::StartRounds(clock, time) => {
                                 let now = Instant::now();
                                 clock.set(round_clock(now, time.soft, time.hard));
-                                deadline = Some(now + time.hard);
-                                self.clock.deadline = deadline;
-                                self.clock.latest = Some(now + time.cap);
+                                deadline = Some(self.clock.runs_from(now, *time, false));
                             }
                             // Our clock starts now; a fixed budget keeps off the flag.
                             OnPonderHit::StartClock(Some(guard)) => {
-                                deadline = Some(Instant::now() + *guard);
-                                self.clock.deadline = deadline;
-                                self.clock.latest = deadline;
+                                deadline = Some(self.clock.guarded_from(Instant::now(), *guard));
                             }
                             OnPonderHit::StartClock(None) | OnPonderHit::Ignore => {}
                         }

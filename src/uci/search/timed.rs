@@ -52,15 +52,9 @@ impl Search {
         settings: Settings,
     ) -> Result<Outcome, String> {
         let plan = self.timed_plan(start, time, settings);
-        let root_keeps_clock = plan.root_keeps_clock(settings.fortify);
-        let deadline = start
-            + if root_keeps_clock {
-                time.cap
-            } else {
-                time.hard
-            };
-        self.clock.deadline = Some(deadline);
-        self.clock.runs_from(start, time);
+        let deadline = self
+            .clock
+            .runs_from(start, time, plan.root_keeps_clock(settings.fortify));
         match plan {
             TimedPlan::Rounds(lookahead, plan) => {
                 if lookahead != settings.lookahead {
