@@ -227,8 +227,8 @@ fn a_host_that_refuses_connections_does_not_stop_the_others() {
     let _one = one_at_a_time();
     let host = Sshd::start("up");
     let key = host.dir.join("client_key");
-    // Nothing listens on this port. First in the list: the root search
-    // would be placed there if it were up.
+    // Nothing listens on this port. First in the list, after the root
+    // entry the remote hosts add (`Evaluator` on this machine: worker 1).
     let refused = ssh_to(free_port(), &key, stockfish());
     let workers = format!(
         "--workers={refused} *1; builtin *1; {} *1",
@@ -243,7 +243,7 @@ fn a_host_that_refuses_connections_does_not_stop_the_others() {
     // The evaluator's root search ran (on a worker that is up), every
     // candidate was valued, and the user was told once.
     let said = e.transcript.join("\n");
-    assert!(said.contains("info string worker 1 is down"), "{said}");
+    assert!(said.contains("info string worker 2 is down"), "{said}");
     assert!(
         lines.iter().any(|l| l.contains("; root search depth")),
         "{lines:?}"
@@ -254,12 +254,15 @@ fn a_host_that_refuses_connections_does_not_stop_the_others() {
     );
     assert!(e.quit().success());
 
-    // With no host up at all, the built-in engine answers, in time.
+    // With no host up at all, the root search on this machine plays alone,
+    // in time.
     let mut e = Mpcmc::start(&[&format!("--workers={refused} *2")]);
     e.handshake();
     let lines = play(&mut e, "go movetime 800", 1, 2 * SECOND);
     assert!(
-        lines.iter().any(|l| l.contains("built-in engine")),
+        lines
+            .iter()
+            .any(|l| l.contains("rule evaluator_fallback") && l.contains("root search depth")),
         "{lines:?}"
     );
     assert!(e.quit().success());

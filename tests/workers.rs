@@ -106,3 +106,117 @@ fn a_hung_worker_never_costs_the_game_on_time() {
     e.play_clock_game(3000, 30, 30);
     assert!(e.quit().success());
 }
+
+/// `root:` gives the evaluator's searches of the root a worker of their
+/// own, which takes nothing else: the root search went to worker 1, every
+/// lookahead call to the two others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_root_search_goes_to_the_root_entry_and_nowhere_else() {
+    let mut options = Options::default();
+    let workers = format!("root: builtin; {} *2", stockfish());
+    options.set("Workers", Some(&workers)).expect("workers");
+    let config = options.pool_config().expect("config");
+    assert!(config.groups[0].root && !config.groups[1].root);
+    let pool = Arc::new(Pool::start(config));
+    pool.ready().await;
+    let game = Arc::new(Game::from_fen(FEN, CastlingMode::Standard).expect("fen"));
+    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+    for _ in 0..2 {
+        let d = decide(
+            &pool,
+            &game,
+            &moves,
+            ChildLimit::Nodes(2000),
+            Settings::new(Lookahead::One),
+            &CancellationToken::new(),
+            &mut |_, _| {},
+        )
+        .await
+        .expect("a decision");
+        assert_eq!(d.root.as_ref().and_then(|r| r.slot), Some(1));
+        for c in &d.candidates {
+            for call in &c.calls {
+                assert!(
+                    matches!(call.slot, Some(2 | 3)),
+                    "{:?}: {:?}",
+                    c.mv,
+                    call.slot
+                );
+            }
+        }
+    }
+    if let Ok(pool) = Arc::try_unwrap(pool) {
+        pool.shutdown().await;
+    }
+}
+
+/// An entry on another machine (`ssh …`) makes `Evaluator`, on this one,
+/// the root entry by default, with `Threads` threads and the whole `Hash`;
+/// the others share `Hash` and run `ChildThreads` each.
+#[test]
+fn extra_machines_leave_the_root_search_on_this_one() {
+    let mut options = Options::default();
+    options.set("Threads", Some("2")).expect("threads");
+    options.set("Hash", Some("64")).expect("hash");
+    let remote = "ssh -o BatchMode=yes box1 /usr/games/stockfish *4";
+    options.set("Workers", Some(remote)).expect("workers");
+    let config = options.pool_config().expect("config");
+    let option = |g: usize, name: &str| {
+        let c = config.groups[g].evaluator.as_ref().expect("an evaluator");
+        c.options
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(config.groups.len(), 2);
+    assert!(config.groups[0].root && config.groups[0].opponent.is_none());
+    assert_eq!(config.groups[0].slots, 1);
+    assert_eq!(option(0, "Threads").as_deref(), Some("2"));
+    assert_eq!(option(0, "Hash").as_deref(), Some("64"));
+    assert_eq!(option(1, "Threads").as_deref(), Some("1"));
+    assert_eq!(option(1, "Hash").as_deref(), Some("16"));
+    // Local entries only: the pool as before, no root entry.
+    options.set("Workers", Some("builtin *2")).expect("workers");
+    let config = options.pool_config().expect("config");
+    assert!(config.groups.iter().all(|g| !g.root));
+}
+
+/// Losing every extra worker mid-game (their engines killed and unable to
+/// start again) leaves the root search playing alone, in time.
+#[test]
+fn losing_every_extra_worker_leaves_the_root_search_playing_alone() {
+    let dir = std::env::temp_dir().join(format!("mpcmc-root-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let flag = dir.join("up");
+    std::fs::write(&flag, "").expect("the flag");
+    let extra = format!(
+        "sh -c 'test -e {} && exec {}' extra *2",
+        flag.display(),
+        stockfish()
+    );
+    let workers = format!("--workers=root: builtin; {extra}");
+    let mut e = Mpcmc::start(&[&workers]);
+    e.handshake();
+    play(
+        &mut e,
+        "go wtime 4000 btime 4000 winc 40 binc 40",
+        4,
+        20 * SECOND,
+    );
+    let extras = children_of(e.pid());
+    assert_eq!(extras.len(), 2, "two Stockfish workers: {extras:?}");
+    std::fs::remove_file(&flag).expect("the flag");
+    for pid in extras {
+        // SAFETY: kill(2) on a pid of our own child, a plain signal.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    e.send("ucinewgame");
+    e.play_clock_game(3000, 30, 30);
+    assert!(
+        e.transcript.iter().any(|l| l.contains("is down")),
+        "the workers were said to be down"
+    );
+    assert!(e.quit().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -49,16 +49,28 @@ impl fmt::Display for EngineCommand {
     }
 }
 
-/// One entry of the `Workers` option: `[evaluator:|opponent:] COMMAND
-/// [*SLOTS]`.
+/// One entry of the `Workers` option: `[evaluator:|opponent:|root:]
+/// COMMAND [*SLOTS]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerEntry {
     /// The role it serves; `None`: both.
     pub role: Option<Role>,
+    /// `root:`: its one child runs the evaluator's searches of the
+    /// decision's root and nothing else (the lookahead's calls go to the
+    /// other entries).
+    pub root: bool,
     /// The command line (`builtin` for the built-in engine), as written.
     pub command: String,
     /// Its children searching at once, each one call at a time.
     pub slots: usize,
+}
+
+impl WorkerEntry {
+    /// Its children run on another machine: the command is `ssh …`.
+    pub fn is_remote(&self) -> bool {
+        EngineCommand::parse(&self.command)
+            .is_ok_and(|c| std::path::Path::new(&c.program).file_name() == Some("ssh".as_ref()))
+    }
 }
 
 /// Why a `Workers` value cannot be used.
@@ -70,10 +82,14 @@ pub enum WorkersError {
     Unclosed,
     #[error("no entry serves the {0} role")]
     Unserved(Role),
+    #[error("more than one root: entry")]
+    TwoRoots,
 }
 
 /// Parses `Workers`: entries separated by `;` (outside quotes), each
-/// `[evaluator:|opponent:] COMMAND [*SLOTS]`; empty entries are skipped.
+/// `[evaluator:|opponent:|root:] COMMAND [*SLOTS]`; empty entries are
+/// skipped. At most one `root:` entry, of one slot; the others must serve
+/// both roles between them (the root entry serves no lookahead call).
 /// The command line is split later, by [`EngineCommand::parse`], and
 /// checked here the same way.
 pub fn parse_workers(text: &str) -> Result<Vec<WorkerEntry>, WorkersError> {
@@ -87,12 +103,15 @@ pub fn parse_workers(text: &str) -> Result<Vec<WorkerEntry>, WorkersError> {
             entry: entry.to_owned(),
             reason,
         };
-        let (role, rest) = match entry.split_once(':') {
+        let (role, root, rest) = match entry.split_once(':') {
             Some((word, rest)) if word.trim().eq_ignore_ascii_case("evaluator") => {
-                (Some(Role::Evaluator), rest)
+                (Some(Role::Evaluator), false, rest)
             }
             Some((word, rest)) if word.trim().eq_ignore_ascii_case("opponent") => {
-                (Some(Role::Opponent), rest)
+                (Some(Role::Opponent), false, rest)
+            }
+            Some((word, rest)) if word.trim().eq_ignore_ascii_case("root") => {
+                (Some(Role::Evaluator), true, rest)
             }
             // `eval: sf` is a typo, not a program named `eval:` (a drive
             // letter, `C:/engines/sf.exe`, is one letter).
@@ -101,9 +120,11 @@ pub fn parse_workers(text: &str) -> Result<Vec<WorkerEntry>, WorkersError> {
                     && word.len() >= 2
                     && word.chars().all(char::is_alphabetic) =>
             {
-                return Err(bad(format!("'{word}:' is not evaluator: or opponent:")));
+                return Err(bad(format!(
+                    "'{word}:' is not evaluator:, opponent: or root:"
+                )));
             }
-            _ => (None, entry),
+            _ => (None, false, entry),
         };
         let rest = rest.trim();
         // `*N` counts only unquoted, as the last word.
@@ -120,14 +141,24 @@ pub fn parse_workers(text: &str) -> Result<Vec<WorkerEntry>, WorkersError> {
             _ => (rest, 1),
         };
         EngineCommand::parse(command).map_err(|e| bad(e.reason.to_owned()))?;
+        if root && slots > 1 {
+            return Err(bad("a root: entry has one child".to_owned()));
+        }
         entries.push(WorkerEntry {
             role,
+            root,
             command: command.to_owned(),
             slots,
         });
     }
+    if entries.iter().filter(|e| e.root).count() > 1 {
+        return Err(WorkersError::TwoRoots);
+    }
     for role in [Role::Evaluator, Role::Opponent] {
-        if !entries.iter().any(|e| e.role.is_none_or(|r| r == role)) {
+        if !entries
+            .iter()
+            .any(|e| !e.root && e.role.is_none_or(|r| r == role))
+        {
             return Err(WorkersError::Unserved(role));
         }
     }
@@ -272,6 +303,9 @@ mod tests {
             .map(|e| (e.role, e.command.as_str(), e.slots))
             .collect();
         assert_eq!(got, want);
+        let rooted = parse_workers("ROOT: /usr/games/stockfish; builtin *3").expect("valid");
+        assert!(rooted[0].root && rooted[0].role == Some(Role::Evaluator));
+        assert!(!rooted[1].root && rooted[1].slots == 3);
         // A quoted `*2` is part of the command.
         let quoted = parse_workers("'/opt/x *2'").expect("valid");
         let drive = parse_workers("C:/engines/sf.exe *2").expect("a drive letter");
@@ -290,7 +324,16 @@ mod tests {
             ("'open", "unclosed"),
             ("evaluator: builtin", "opponent role"),
             ("opponent: builtin *2", "evaluator role"),
-            ("eval: builtin", "'eval:' is not evaluator: or opponent:"),
+            (
+                "eval: builtin",
+                "'eval:' is not evaluator:, opponent: or root:",
+            ),
+            ("root: builtin *2; builtin", "one child"),
+            (
+                "root: builtin; root: builtin; builtin",
+                "more than one root",
+            ),
+            ("root: builtin; opponent: builtin", "evaluator role"),
         ];
         for (text, want) in bad {
             let e = parse_workers(text).expect_err(text).to_string();

@@ -10,7 +10,10 @@ use shakmaty::CastlingMode;
 
 use crate::{
     children::{
-        ChildConfig, PoolConfig, command::parse_workers, inprocess::BUILTIN, pool::WorkerGroup,
+        ChildConfig, PoolConfig,
+        command::{WorkerEntry, parse_workers},
+        inprocess::BUILTIN,
+        pool::WorkerGroup,
     },
     mpc::{
         Lookahead, Role, Settings,
@@ -766,7 +769,7 @@ impl Options {
                 &self.evaluator,
                 &self.evaluator_options,
                 "EvaluatorOptions",
-                hash,
+                (hash, self.threads_per_child()),
             )?;
             let opponent =
                 if self.opponent.trim().is_empty() && self.opponent_options.trim().is_empty() {
@@ -777,35 +780,68 @@ impl Options {
                     } else {
                         &self.opponent
                     };
-                    self.child_config(command, &self.opponent_options, "OpponentOptions", hash)?
+                    self.child_config(
+                        command,
+                        &self.opponent_options,
+                        "OpponentOptions",
+                        (hash, self.threads_per_child()),
+                    )?
                 };
             Ok(PoolConfig::new(evaluator, opponent, self.search_slots()))
         };
         let hash = self.usable_hash();
         let whole = config(hash)?;
-        let processes = whole.processes().max(1) as u32;
+        // The root child has the machine's `Hash` to itself; the others
+        // share it.
+        let processes = whole
+            .groups
+            .iter()
+            .filter(|g| !g.root)
+            .map(|g| g.slots * g.children())
+            .sum::<usize>()
+            .max(1) as u32;
         config((hash / processes).max(1))
     }
 
     /// The pool `Workers` describes: a group an entry, its children
     /// configured as `Evaluator`'s and `Opponent`'s would be (an entry for
     /// both roles has one child for both unless `OpponentOptions` is set).
+    /// The root entry's child gets `Threads` threads and the whole `Hash`
+    /// (the main machine); the others `ChildThreads` and `hash` each. When
+    /// an entry runs on another machine (`ssh`) and none is `root:`,
+    /// `Evaluator` on this machine is the root entry.
     fn worker_groups(&self, hash: u32) -> Result<PoolConfig, OptionError> {
-        let entries = parse_workers(&self.workers).map_err(|e| OptionError::BadValue {
+        let mut entries = parse_workers(&self.workers).map_err(|e| OptionError::BadValue {
             name: "Workers".to_owned(),
             value: self.workers.clone(),
             expected: format!("usable: {e}"),
         })?;
+        if !entries.iter().any(|e| e.root) && entries.iter().any(WorkerEntry::is_remote) {
+            entries.insert(
+                0,
+                WorkerEntry {
+                    role: Some(Role::Evaluator),
+                    root: true,
+                    command: self.evaluator.clone(),
+                    slots: 1,
+                },
+            );
+        }
         let groups = entries
             .iter()
             .map(|e| {
+                let (hash, threads) = if e.root {
+                    (self.usable_hash(), self.cores())
+                } else {
+                    (hash, self.threads_per_child())
+                };
                 let evaluator = (e.role != Some(Role::Opponent))
                     .then(|| {
                         self.child_config(
                             &e.command,
                             &self.evaluator_options,
                             "EvaluatorOptions",
-                            hash,
+                            (hash, threads),
                         )
                     })
                     .transpose()?;
@@ -818,13 +854,14 @@ impl Options {
                         &e.command,
                         &self.opponent_options,
                         "OpponentOptions",
-                        hash,
+                        (hash, threads),
                     )?),
                 };
                 Ok(WorkerGroup {
                     evaluator,
                     opponent,
                     slots: e.slots,
+                    root: e.root,
                 })
             })
             .collect::<Result<_, OptionError>>()?;
@@ -870,18 +907,18 @@ impl Options {
         }
     }
 
-    /// One child's options: `hash_mb` is its share of `Hash`.
+    /// One child's options: `hash_mb` is its share of `Hash`, `threads`
+    /// its search threads (`ChildThreads`, or the root child's `Threads`).
     fn child_config(
         &self,
         command: &str,
         extra: &str,
         option: &str,
-        hash_mb: u32,
+        (hash_mb, threads): (u32, u32),
     ) -> Result<ChildConfig, OptionError> {
-        // `ChildThreads` search threads per child (one by default):
-        // `Threads` counts cores. The user's own options come last and win.
+        // The user's own options come last and win.
         let mut options = vec![
-            ("Threads".to_owned(), self.threads_per_child().to_string()),
+            ("Threads".to_owned(), threads.to_string()),
             ("Hash".to_owned(), hash_mb.to_string()),
         ];
         if self.chess960 {

@@ -18,6 +18,9 @@ pub struct WorkerGroup {
     pub opponent: Option<ChildConfig>,
     /// Workers, each searching one call at a time.
     pub slots: usize,
+    /// The root group (`root:`): its one worker runs the evaluator's
+    /// searches of the decision's root, and no lookahead call.
+    pub root: bool,
 }
 
 impl WorkerGroup {
@@ -27,6 +30,7 @@ impl WorkerGroup {
             evaluator: Some(evaluator),
             opponent: Some(opponent),
             slots,
+            root: false,
         }
     }
 
@@ -48,7 +52,7 @@ impl WorkerGroup {
     }
 
     /// Children (processes or in-process engines) of one worker.
-    fn children(&self) -> usize {
+    pub fn children(&self) -> usize {
         if self.shared_roles() {
             1
         } else {

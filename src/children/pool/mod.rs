@@ -125,7 +125,8 @@ impl Pool {
                 [group.serves(Role::Evaluator), group.serves(Role::Opponent)]
             })
             .collect();
-        let queue = Arc::new(Queue::new(serves));
+        let roots = groups.iter().map(|&g| config.groups[g].root).collect();
+        let queue = Arc::new(Queue::new(serves, roots));
         let games = Arc::new(AtomicU64::new(0));
         let (started_tx, started) = watch::channel(0);
         let started_tx = Arc::new(started_tx);

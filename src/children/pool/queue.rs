@@ -58,10 +58,16 @@ struct Waiting {
 /// same positions), and both calls of a root move (the opponent's, then the
 /// evaluator's after the reply) go to one worker. New root moves are dealt
 /// round the workers.
+///
+/// A root worker (`root:`) takes the root searches and nothing else; the
+/// others take every other call, and the root searches only while no root
+/// worker is up.
 #[derive(Default)]
 struct Placement {
     /// The roles each worker serves ([`role_index`]).
     serves: Vec<[bool; 2]>,
+    /// The root workers.
+    roots: Vec<bool>,
     /// Workers whose children cannot be started now, or that are out of
     /// rotation: no call is placed on them, and the calls placed before go
     /// to others.
@@ -83,9 +89,10 @@ impl Placement {
     /// that serves the query's role (when any does).
     fn place(&mut self, query: &Query) -> (usize, u64) {
         let role = role_index(query.role);
-        let can = |w: &usize| self.up(*w, role);
+        let root = query.is_root();
+        let can = |w: &usize| self.up(*w, role) && self.takes(*w, root);
         let position = game::hash(&query.position());
-        if query.is_root() {
+        if root {
             if let Some(w) = self.root.filter(can) {
                 return (w, position);
             }
@@ -94,7 +101,7 @@ impl Placement {
                 .get(&position)
                 .copied()
                 .filter(can)
-                .unwrap_or_else(|| self.next_serving(role));
+                .unwrap_or_else(|| self.next_serving(role, root));
             self.root = Some(w);
             return (w, position);
         }
@@ -112,7 +119,7 @@ impl Placement {
         {
             return (w, position);
         }
-        let w = self.next_serving(role);
+        let w = self.next_serving(role, root);
         if let Some(s) = subtree {
             if self.subtrees.len() >= Self::MAX_ENTRIES {
                 self.subtrees.clear();
@@ -122,14 +129,18 @@ impl Placement {
         (w, position)
     }
 
-    /// The next worker in turn that serves `role` and is up (else one
-    /// that serves it, else 0).
-    fn next_serving(&mut self, role: usize) -> usize {
+    /// The next worker in turn that serves `role`, takes a root search
+    /// or not (`root`, see [`Placement::takes`]) and is up (else one that
+    /// serves it and takes it, else 0).
+    fn next_serving(&mut self, role: usize, root: bool) -> usize {
         let workers = self.serves.len().max(1);
         let mut fallback = None;
         for _ in 0..workers {
             let w = self.next % workers;
             self.next = self.next.wrapping_add(1);
+            if !self.takes(w, root) {
+                continue;
+            }
             if self.up(w, role) {
                 return w;
             }
@@ -140,9 +151,22 @@ impl Placement {
         fallback.unwrap_or(0)
     }
 
-    /// Some worker serving `role` is not down.
-    fn any_up(&self, role: Role) -> bool {
-        (0..self.serves.len()).any(|w| self.up(w, role_index(role)))
+    /// Some worker that is up would take `query`.
+    fn any_up(&self, query: &Query) -> bool {
+        let (role, root) = (role_index(query.role), query.is_root());
+        (0..self.serves.len()).any(|w| self.up(w, role) && self.takes(w, root))
+    }
+
+    /// Worker `w` takes a root search (`root`) or another call: a root
+    /// worker only the root searches, the others every other call, and
+    /// the root searches while no root worker is up.
+    fn takes(&self, w: usize, root: bool) -> bool {
+        let root_worker = |w: usize| self.roots.get(w).is_some_and(|r| *r);
+        if root_worker(w) {
+            root
+        } else {
+            !root || !(0..self.roots.len()).any(|r| root_worker(r) && self.up(r, 0))
+        }
     }
 
     /// Worker `w` serves role `role` ([`role_index`]) and is not down.
@@ -173,8 +197,9 @@ fn role_index(role: Role) -> usize {
 }
 
 impl Queue {
-    /// A queue for workers serving the roles in `serves`, one entry each.
-    pub(super) fn new(serves: Vec<[bool; 2]>) -> Queue {
+    /// A queue for workers serving the roles in `serves`, one entry each;
+    /// the workers of `roots` take the root searches and nothing else.
+    pub(super) fn new(serves: Vec<[bool; 2]>, roots: Vec<bool>) -> Queue {
         let queue = Queue::default();
         if let Ok(mut w) = queue.waiting.lock() {
             // Busy until it first asks for work (its children start first):
@@ -182,6 +207,7 @@ impl Queue {
             w.busy = vec![true; serves.len()];
             w.placement.down = vec![false; serves.len()];
             w.placement.serves = serves;
+            w.placement.roots = roots;
         }
         queue
     }
@@ -200,7 +226,7 @@ impl Queue {
             if w.closed {
                 return Err(SearchError::PoolClosed);
             }
-            if !w.placement.any_up(query.role) {
+            if !w.placement.any_up(&query) {
                 return Err(SearchError::NoWorker(query.role));
             }
             let (prefer, position) = w.placement.place(&query);
@@ -233,16 +259,14 @@ impl Queue {
             if let Some(d) = w.placement.down.get_mut(worker) {
                 *d = down;
             }
-            for role in [Role::Evaluator, Role::Opponent] {
-                if down && !w.placement.any_up(role) {
-                    let keys: Vec<JobKey> = w
-                        .jobs
-                        .iter()
-                        .filter(|(_, j)| j.query.role == role)
-                        .map(|(k, _)| *k)
-                        .collect();
-                    stranded.extend(keys.iter().filter_map(|k| w.jobs.remove(k)));
-                }
+            if down {
+                let keys: Vec<JobKey> = w
+                    .jobs
+                    .iter()
+                    .filter(|(_, j)| !w.placement.any_up(&j.query))
+                    .map(|(k, _)| *k)
+                    .collect();
+                stranded.extend(keys.iter().filter_map(|k| w.jobs.remove(k)));
             }
         }
         for job in stranded {
@@ -261,8 +285,12 @@ impl Queue {
         };
         let p = &mut w.placement;
         let serves = p.serves.get(worker).copied().unwrap_or_default();
-        let spare = (0..2)
-            .all(|role| !serves[role] || (0..p.serves.len()).any(|o| o != worker && p.up(o, role)));
+        // Another worker up for each role, not a root worker (which takes
+        // no lookahead call; a root worker's searches go to the others).
+        let spare = (0..2).all(|role| {
+            !serves[role]
+                || (0..p.serves.len()).any(|o| o != worker && p.up(o, role) && p.takes(o, false))
+        });
         if spare && let Some(d) = p.down.get_mut(worker) {
             *d = true;
         }
@@ -275,16 +303,18 @@ impl Queue {
         let Ok(mut w) = self.waiting.lock() else {
             return Some(job);
         };
-        let role = role_index(job.query.role);
-        let others = (0..w.placement.serves.len()).any(|o| o != from && w.placement.up(o, role));
-        if w.closed || !others {
+        let (role, root) = (role_index(job.query.role), job.query.is_root());
+        let p = &w.placement;
+        let other = |o: usize| o != from && p.up(o, role) && p.takes(o, root);
+        if w.closed || !(0..p.serves.len()).any(other) {
             return Some(job);
         }
         // Anywhere but where it failed.
         let (mut prefer, _) = w.placement.place(&job.query);
         if prefer == from {
-            prefer = (0..w.placement.serves.len())
-                .find(|&o| o != from && w.placement.up(o, role))
+            let p = &w.placement;
+            prefer = (0..p.serves.len())
+                .find(|&o| o != from && p.up(o, role) && p.takes(o, root))
                 .unwrap_or(prefer);
         }
         job.prefer = prefer;
@@ -325,10 +355,12 @@ impl Queue {
                     };
                     let serves = |j: &Job| {
                         w.closed
-                            || w.placement
+                            || (w
+                                .placement
                                 .serves
                                 .get(worker)
                                 .is_some_and(|s| s[role_index(j.query.role)])
+                                && w.placement.takes(worker, j.query.is_root()))
                     };
                     w.jobs
                         .iter()
@@ -412,7 +444,7 @@ mod tests {
         let mut after = game.position().clone();
         after.play_unchecked(m);
         let w = after.legal_moves()[0];
-        let queue = Queue::new(vec![[true, true]]);
+        let queue = Queue::new(vec![[true, true]], Vec::new());
         let mut receivers = Vec::new();
         // Arrival order: two starts, a completion, the root, a completion.
         for (role, line) in [
@@ -446,7 +478,7 @@ mod tests {
             after.play_unchecked(m);
             after.legal_moves()[0]
         };
-        let queue = Queue::new(vec![[true, true]; 2]);
+        let queue = Queue::new(vec![[true, true]; 2], Vec::new());
         let mut receivers = Vec::new();
         let mut place = |q: Query| {
             let (pushed, rx) = push(&queue, q);
@@ -522,7 +554,7 @@ mod tests {
         let moves = game.position().legal_moves();
         // Worker 0: the evaluator only; worker 1: the opponent only;
         // worker 2: both.
-        let queue = Queue::new(vec![[true, false], [false, true], [true, true]]);
+        let queue = Queue::new(vec![[true, false], [false, true], [true, true]], Vec::new());
         let mut receivers = Vec::new();
         for (i, &m) in moves.iter().take(6).enumerate() {
             let role = if i % 2 == 0 {
@@ -562,5 +594,62 @@ mod tests {
                 "worker {worker}: every call of its role"
             );
         }
+    }
+
+    /// A root worker takes the root searches and nothing else, even idle;
+    /// the others take every other call, and the root searches only once
+    /// the root worker is down. With no other worker up, a lookahead call
+    /// fails at once and the root search still has its worker.
+    #[tokio::test]
+    async fn the_root_worker_takes_the_root_searches_only() {
+        let game = Arc::new(Game::default());
+        let moves = game.position().legal_moves();
+        // Worker 0: the root; workers 1 and 2: both roles.
+        let queue = Queue::new(
+            vec![[true, false], [true, true], [true, true]],
+            vec![true, false, false],
+        );
+        let mut receivers = Vec::new();
+        for &m in moves.iter().take(4) {
+            for role in [Role::Opponent, Role::Evaluator] {
+                let (pushed, rx) = push(&queue, query(role, vec![m], &game));
+                assert!(pushed.is_ok());
+                receivers.push(rx);
+            }
+        }
+        let (pushed, rx) = push(&queue, query(Role::Evaluator, vec![], &game));
+        assert!(pushed.is_ok());
+        receivers.push(rx);
+        // Workers 1 and 2 stay busy with one call each; the root worker,
+        // idle, still takes only the root search.
+        let one = queue.pop(1).await.expect("a call");
+        let two = queue.pop(2).await.expect("a call");
+        assert!(!one.query.is_root() && !two.query.is_root());
+        let root = queue.pop(0).await.expect("the root search");
+        assert!(root.query.is_root());
+        let more = tokio::time::timeout(Duration::from_millis(50), queue.pop(0)).await;
+        assert!(more.is_err(), "the root worker took a lookahead call");
+        // The root worker down: the next root search goes to the others.
+        queue.set_down(0, true);
+        let (pushed, rx) = push(&queue, query(Role::Evaluator, vec![], &game));
+        receivers.push(rx);
+        let key = pushed.expect("placed");
+        if let Ok(waiting) = queue.waiting.lock() {
+            assert_ne!(waiting.jobs[&key].prefer, 0);
+        }
+        // Up again, and the others down: lookahead calls have no worker
+        // (waiting ones are answered at once), the root search has one.
+        queue.set_down(0, false);
+        queue.set_down(1, true);
+        queue.set_down(2, true);
+        let (pushed, _rx) = push(&queue, query(Role::Opponent, vec![moves[0]], &game));
+        assert!(matches!(pushed, Err(SearchError::NoWorker(Role::Opponent))));
+        let (pushed, _rx) = push(&queue, query(Role::Evaluator, vec![], &game));
+        assert!(pushed.is_ok());
+        let stranded = receivers
+            .iter_mut()
+            .filter_map(|rx| rx.try_recv().ok())
+            .count();
+        assert_eq!(stranded, 6, "the lookahead calls left waiting");
     }
 }

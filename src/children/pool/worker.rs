@@ -593,6 +593,7 @@ mod tests {
                     evaluator: None,
                     opponent: Some(builtin("2", false)),
                     slots: 3,
+                    root: false,
                 },
             ],
         };
