@@ -62,7 +62,13 @@ fn movetime_answers_a_legal_move_in_time(child: ChildKind) {
         // answered after 0.41–0.84 s when the root search stopped with the
         // rounds).
         assert!(took < 2 * SECOND, "took {took:?}");
-        assert!(took >= Duration::from_millis(850), "took {took:?}");
+        // Unless the lookahead's best beat the root search's move: then
+        // the time left goes to the deep check, which may end sooner.
+        let checked = lines.iter().any(|l| l.contains("; deep check:"));
+        assert!(
+            checked || took >= Duration::from_millis(850),
+            "took {took:?}: {lines:?}"
+        );
         // A final info line with a score, summed nodes, and a pv starting
         // with our move.
         let info = lines
