@@ -134,13 +134,45 @@ pub fn node_rounds(total: u64, settings: Settings, moves: usize, branching: usiz
     let root = ((total as f64 * ROOT_SHARE) as u64).max(1);
     let rounds = rounds_for(moves);
     let rest = total.saturating_sub(root);
-    let first = first_round_nodes(rest, settings, moves, branching, rounds);
+    let first = first_round_nodes(rest, settings, moves, branching, rounds, None);
     RoundPlan {
         root: ChildLimit::Nodes(root),
         root_then: None,
         root_open: false,
         first: ChildLimit::Nodes(first),
         lookahead_nodes: Some(rest),
+        lanes: None,
+        max_rounds: rounds,
+        anchor_hint: None,
+        clock: ClockCell::default(),
+    }
+}
+
+/// `go nodes B` on `workers` virtual workers (`VirtualWorkers`): what
+/// `workers` machines do in the wall time one spends on `B` nodes, each
+/// worker's time counted in nodes (as Stockfish's `nodestime` counts one
+/// engine's). The root search has a worker of its own for the whole
+/// decision, `B` nodes; the rounds run on the other `workers - 1`, each
+/// lane's budget `B`, a round costing what its busiest lane searched. It
+/// ignores what a real pool pays besides nodes: latency, calls waiting on
+/// each other within a round, a machine's own speed.
+pub fn virtual_rounds(
+    per_worker: u64,
+    settings: Settings,
+    moves: usize,
+    branching: usize,
+    workers: usize,
+) -> RoundPlan {
+    let lanes = workers.saturating_sub(1).max(1);
+    let rounds = rounds_for(moves);
+    let first = first_round_nodes(per_worker, settings, moves, branching, rounds, Some(lanes));
+    RoundPlan {
+        root: ChildLimit::Nodes(per_worker.max(1)),
+        root_then: None,
+        root_open: false,
+        first: ChildLimit::Nodes(first),
+        lookahead_nodes: Some(per_worker),
+        lanes: Some(lanes),
         max_rounds: rounds,
         anchor_hint: None,
         clock: ClockCell::default(),
@@ -171,6 +203,7 @@ pub fn open_rounds(
         root_open: true,
         first: ChildLimit::Nodes(first),
         lookahead_nodes: None,
+        lanes: None,
         max_rounds: MAX_OPEN_ROUNDS,
         anchor_hint: None,
         clock,
@@ -340,6 +373,7 @@ pub fn plan_timed(
                     root_open: root_then.is_some() && keeps_clock.is_none(),
                     first: ChildLimit::Nodes(nodes),
                     lookahead_nodes: None,
+                    lanes: None,
                     max_rounds: MAX_TIMED_ROUNDS,
                     anchor_hint: None,
                     clock: ClockCell::new(Some(clock)),

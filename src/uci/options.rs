@@ -83,6 +83,10 @@ pub struct Options {
     /// `Threads` over `Evaluator` and `Opponent`).
     pub workers: String,
     pub threads: u32,
+    /// `VirtualWorkers`: `go nodes B` as `B` nodes for each of this many
+    /// workers, time counted in nodes ([`crate::mpc::budget::virtual_rounds`]);
+    /// 0 or 1: off.
+    pub virtual_workers: usize,
     pub child_threads: u32,
     pub hash: u32,
     pub lookahead: Lookahead,
@@ -129,6 +133,8 @@ pub const DEFAULT_ELO: u32 = 1500;
 /// `Hash`'s default and most, in MB: what the children share.
 pub const DEFAULT_HASH_MB: u32 = 16;
 pub const MAX_HASH_MB: u32 = 65_536;
+/// `VirtualWorkers`' most.
+pub const MAX_VIRTUAL_WORKERS: usize = 1024;
 /// `MoveOverhead`'s default, in milliseconds (Stockfish's).
 pub const DEFAULT_MOVE_OVERHEAD_MS: u64 = 10;
 
@@ -141,6 +147,7 @@ impl Default for Options {
             opponent_options: String::new(),
             workers: String::new(),
             threads: 1,
+            virtual_workers: 0,
             child_threads: 0,
             hash: DEFAULT_HASH_MB,
             lookahead: Lookahead::One,
@@ -225,7 +232,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 32] = [
+const TABLE: [Def; 33] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -287,6 +294,15 @@ const TABLE: [Def; 32] = [
         standalone: true,
         apply: |o, v| {
             o.threads = v.number() as u32;
+            Ok(())
+        },
+    },
+    Def {
+        name: "VirtualWorkers",
+        kind: || spin(0, 0, MAX_VIRTUAL_WORKERS as i64),
+        standalone: false,
+        apply: |o, v| {
+            o.virtual_workers = v.number() as usize;
             Ok(())
         },
     },

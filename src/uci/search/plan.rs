@@ -5,7 +5,12 @@ use std::time::{Duration, Instant};
 use mpcmc_protocol::Go;
 
 use crate::{
-    mpc::{ChildLimit, budget::node_rounds, level::Level, rounds::RoundPlan},
+    mpc::{
+        ChildLimit,
+        budget::{node_rounds, virtual_rounds},
+        level::Level,
+        rounds::RoundPlan,
+    },
     uci::{options::Options, time::MoveTime},
 };
 
@@ -73,13 +78,14 @@ pub(super) fn plan(
         return pass(ChildLimit::Depth(depth));
     }
     if let Some(nodes) = go.nodes {
-        // A total for the decision: rounds that follow the contenders.
-        return Plan::Fixed(Work::Rounds(Box::new(node_rounds(
-            nodes,
-            options.settings(),
-            moves,
-            branching,
-        ))));
+        // A total for the decision: rounds that follow the contenders; on
+        // virtual workers, each worker's.
+        let settings = options.settings();
+        let plan = match options.virtual_workers {
+            w if w >= 2 => virtual_rounds(nodes, settings, moves, branching, w),
+            _ => node_rounds(nodes, settings, moves, branching),
+        };
+        return Plan::Fixed(Work::Rounds(Box::new(plan)));
     }
     if go.ends_when_told() {
         return Plan::Deepening;
@@ -115,7 +121,10 @@ mod tests {
         let clock = MoveClock::new(&go, Color::White, overhead, Instant::now());
         match plan(&go, &options, clock.time, (20, 20)) {
             Plan::Fixed(Work::Pass(limit)) => format!("pass {limit}"),
-            Plan::Fixed(Work::Rounds(r)) => format!("rounds from {}", r.first),
+            Plan::Fixed(Work::Rounds(r)) => match r.lanes {
+                Some(lanes) => format!("rounds on {lanes} lanes from {}", r.first),
+                None => format!("rounds from {}", r.first),
+            },
             Plan::Timed(t) => format!("timed {} {}", t.soft.as_millis(), t.hard.as_millis()),
             Plan::Deepening => "deepening".to_owned(),
             Plan::Level(level) => format!("level {}", level.elo()),
@@ -129,7 +138,7 @@ mod tests {
     fn the_limits_choose_the_plan() {
         let level = [("UCI_LimitStrength", "true"), ("UCI_Elo", "1500")];
         let child_nodes = [("ChildNodes", "800")];
-        let cases: [(&str, &Set, &str); 16] = [
+        let cases: [(&str, &Set, &str); 17] = [
             // The GUI's own limits.
             ("go movetime 1000", &[], "timed 990 990"),
             ("go wtime 60000 btime 60000", &[], "timed 2390 7170"),
@@ -142,6 +151,11 @@ mod tests {
             ("go depth 0", &[], "pass depth 1"),
             ("go mate 2", &[], "pass depth 4"),
             ("go nodes 50000", &[], "rounds from nodes 17"),
+            (
+                "go nodes 50000",
+                &[("VirtualWorkers", "8")],
+                "rounds on 7 lanes from nodes 714",
+            ),
             ("go infinite", &[], "deepening"),
             ("go ponder wtime 60000 btime 60000", &[], "deepening"),
             ("go", &[], "pass nodes 10000"),
