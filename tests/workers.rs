@@ -16,6 +16,25 @@ use tokio_util::sync::CancellationToken;
 
 const FEN: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
 
+/// One one-step pass over `moves` at 2000 nodes a call, fortified.
+async fn one_pass(
+    pool: &Arc<Pool>,
+    game: &Arc<Game>,
+    moves: &[shakmaty::Move],
+) -> mpcmc::mpc::Decision {
+    decide(
+        pool,
+        game,
+        moves,
+        ChildLimit::Nodes(2000),
+        Settings::new(Lookahead::One),
+        &CancellationToken::new(),
+        &mut |_, _| {},
+    )
+    .await
+    .expect("a decision")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_call_goes_to_a_worker_of_its_role() {
     let mut options = Options::default();
@@ -25,17 +44,7 @@ async fn every_call_goes_to_a_worker_of_its_role() {
     pool.ready().await;
     let game = Arc::new(Game::from_fen(FEN, CastlingMode::Standard).expect("fen"));
     let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
-    let d = decide(
-        &pool,
-        &game,
-        &moves,
-        ChildLimit::Nodes(2000),
-        Settings::new(Lookahead::One),
-        &CancellationToken::new(),
-        &mut |_, _| {},
-    )
-    .await
-    .expect("a decision");
+    let d = one_pass(&pool, &game, &moves).await;
     // Worker 1 is the built-in evaluator, worker 2 Stockfish as the
     // opponent: each candidate's reply came from 2, its value from 1.
     assert_eq!(d.root.as_ref().and_then(|r| r.slot), Some(1));
@@ -122,17 +131,7 @@ async fn the_root_search_goes_to_the_root_entry_and_nowhere_else() {
     let game = Arc::new(Game::from_fen(FEN, CastlingMode::Standard).expect("fen"));
     let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
     for _ in 0..2 {
-        let d = decide(
-            &pool,
-            &game,
-            &moves,
-            ChildLimit::Nodes(2000),
-            Settings::new(Lookahead::One),
-            &CancellationToken::new(),
-            &mut |_, _| {},
-        )
-        .await
-        .expect("a decision");
+        let d = one_pass(&pool, &game, &moves).await;
         assert_eq!(d.root.as_ref().and_then(|r| r.slot), Some(1));
         for c in &d.candidates {
             for call in &c.calls {
