@@ -60,7 +60,7 @@ pub struct Trace {
     pub levels: u32,
     /// The move played (UCI).
     pub chosen: String,
-    /// Which rule chose it ([`Rule::key`]).
+    /// Which rule chose it ([`Rule::key`](crate::mpc::Rule::key)).
     pub rule: String,
     /// Its value, as the decision used it.
     pub value: Option<Score>,
