@@ -132,20 +132,8 @@ pub const INITIAL_SPEED: u64 = 500_000;
 /// expands; more than `moves` under `go searchmoves`).
 pub fn node_rounds(total: u64, settings: Settings, moves: usize, branching: usize) -> RoundPlan {
     let root = ((total as f64 * ROOT_SHARE) as u64).max(1);
-    let rounds = rounds_for(moves);
     let rest = total.saturating_sub(root);
-    let first = first_round_nodes(rest, settings, moves, branching, rounds, None);
-    RoundPlan {
-        root: ChildLimit::Nodes(root),
-        root_then: None,
-        root_open: false,
-        first: ChildLimit::Nodes(first),
-        lookahead_nodes: Some(rest),
-        lanes: None,
-        max_rounds: rounds,
-        anchor_hint: None,
-        clock: ClockCell::default(),
-    }
+    rounds_over_nodes(root, rest, None, settings, (moves, branching))
 }
 
 /// `go nodes B` on `workers` virtual workers (`VirtualWorkers`): what
@@ -164,15 +152,28 @@ pub fn virtual_rounds(
     workers: usize,
 ) -> RoundPlan {
     let lanes = workers.saturating_sub(1).max(1);
+    let root = per_worker.max(1);
+    rounds_over_nodes(root, per_worker, Some(lanes), settings, (moves, branching))
+}
+
+/// A root search of `root` nodes and rounds of halving over `lookahead`
+/// nodes (on `lanes`, each lane's: [`RoundPlan::lanes`]).
+fn rounds_over_nodes(
+    root: u64,
+    lookahead: u64,
+    lanes: Option<usize>,
+    settings: Settings,
+    (moves, branching): (usize, usize),
+) -> RoundPlan {
     let rounds = rounds_for(moves);
-    let first = first_round_nodes(per_worker, settings, moves, branching, rounds, Some(lanes));
+    let first = first_round_nodes(lookahead, settings, moves, branching, rounds, lanes);
     RoundPlan {
-        root: ChildLimit::Nodes(per_worker.max(1)),
+        root: ChildLimit::Nodes(root),
         root_then: None,
         root_open: false,
         first: ChildLimit::Nodes(first),
-        lookahead_nodes: Some(per_worker),
-        lanes: Some(lanes),
+        lookahead_nodes: Some(lookahead),
+        lanes,
         max_rounds: rounds,
         anchor_hint: None,
         clock: ClockCell::default(),

@@ -813,7 +813,7 @@ impl Options {
             .groups
             .iter()
             .filter(|g| !g.root)
-            .map(|g| g.slots * g.children())
+            .map(WorkerGroup::processes)
             .sum::<usize>()
             .max(1) as u32;
         config((hash / processes).max(1))

@@ -6,7 +6,6 @@
 //! and never more than a safe fraction of the clock.
 
 use std::{
-    collections::VecDeque,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -18,7 +17,7 @@ use mpcmc_protocol::{
     game::{Game, hash},
 };
 
-use crate::mpc::ChildLimit;
+use crate::{children::pool::Recent, mpc::ChildLimit};
 
 /// How late this session's recent answers were, as the GUI saw them:
 /// what this machine needs kept back now beyond `MoveOverhead`. Three
@@ -32,11 +31,11 @@ use crate::mpc::ChildLimit;
 /// margin follows the load up at once and back down as samples age.
 #[derive(Debug, Default)]
 pub struct Lateness {
-    past_deadline: VecDeque<Duration>,
-    outside: VecDeque<Duration>,
+    past_deadline: Recent<Duration, { Lateness::KEPT }>,
+    outside: Recent<Duration, { Lateness::KEPT }>,
     /// How late this process's timers fired while it searched
     /// ([`watch_scheduling`]), the last [`Lateness::TICKS`].
-    ticks: VecDeque<Duration>,
+    ticks: Recent<Duration, { Lateness::TICKS }>,
     /// Our last answer on a clock, until the next `go` tells its cost.
     answered: Option<Answered>,
 }
@@ -60,16 +59,9 @@ impl Lateness {
     /// The timer ticks remembered: about three seconds of searching.
     pub const TICKS: usize = 300;
 
-    fn keep(samples: &mut VecDeque<Duration>, sample: Duration, most: usize) {
-        if samples.len() == most {
-            samples.pop_front();
-        }
-        samples.push_back(sample);
-    }
-
     /// A timer tick that fired `late`.
     pub fn on_tick(&mut self, late: Duration) {
-        Self::keep(&mut self.ticks, late, Self::TICKS);
+        self.ticks.add(late);
     }
 
     /// The `go` for a move of ours in `game`: when it follows our last
@@ -88,7 +80,7 @@ impl Lateness {
             let charged = last.left + last.inc - now;
             if let Ok(charged) = u64::try_from(charged) {
                 let outside = Duration::from_millis(charged).saturating_sub(last.took);
-                Self::keep(&mut self.outside, outside, Self::KEPT);
+                self.outside.add(outside);
             }
         }
     }
@@ -96,7 +88,7 @@ impl Lateness {
     /// Our answer `mv` in `game` to `go`, `took` after it arrived, `late`
     /// past its deadline (zero when in time, or without one).
     pub fn on_answer(&mut self, game: &Game, go: &Go, mv: Move, took: Duration, late: Duration) {
-        Self::keep(&mut self.past_deadline, late, Self::KEPT);
+        self.past_deadline.add(late);
         let us = game.position().turn();
         let (left, inc) = go.clock_of(us);
         self.answered = left.filter(|_| go.movestogo != Some(1)).map(|left| {
@@ -116,8 +108,14 @@ impl Lateness {
     /// deadline, the most the GUI charged beyond a move's time here, and
     /// the most a recent timer tick fired late.
     pub fn margin(&self) -> Duration {
-        let most = |s: &VecDeque<Duration>| s.iter().max().copied().unwrap_or_default();
-        most(&self.past_deadline) + most(&self.outside) + most(&self.ticks)
+        [
+            self.past_deadline.most(),
+            self.outside.most(),
+            self.ticks.most(),
+        ]
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .sum()
     }
 }
 
@@ -267,10 +265,6 @@ fn flag_guard(go: &Go, us: Color, overhead: Duration) -> Option<Duration> {
 /// `go`, or from `ponderhit`).
 #[derive(Debug, Clone)]
 pub struct MoveClock {
-    /// When the `go` line arrived: the clock runs from here.
-    pub received: Instant,
-    /// What is kept in reserve beyond the children's searches.
-    pub overhead: Duration,
     /// The move's time on a game clock or a move time (`move_time`);
     /// `None` when the `go` sets neither.
     pub time: Option<MoveTime>,
@@ -291,12 +285,10 @@ pub struct MoveClock {
 }
 
 impl MoveClock {
-    /// The clock of the move `go` asks of `us`, received at `received`,
-    /// with `overhead` kept in reserve.
-    pub fn new(go: &Go, us: Color, overhead: Duration, received: Instant) -> MoveClock {
+    /// The clock of the move `go` asks of `us`, with `overhead` kept in
+    /// reserve beyond the children's searches.
+    pub fn new(go: &Go, us: Color, overhead: Duration) -> MoveClock {
         MoveClock {
-            received,
-            overhead,
             time: move_time(go, us, overhead),
             guard: flag_guard(go, us, overhead),
             child: child_clock(go, us, overhead),
@@ -350,7 +342,7 @@ mod tests {
             ..Go::default()
         };
         let received = Instant::now();
-        let mut clock = MoveClock::new(&go, Color::White, ms(10), received);
+        let mut clock = MoveClock::new(&go, Color::White, ms(10));
         let time = clock.time.expect("a clock");
         assert_eq!(Some(time), move_time(&go, Color::White, ms(10)));
         assert_eq!(clock.guard, Some(ms(59_750 / 2)));
@@ -380,7 +372,6 @@ mod tests {
             },
             Color::White,
             ms(10),
-            received,
         );
         assert_eq!(
             (infinite.time, infinite.guard, infinite.child),

@@ -51,8 +51,13 @@ impl WorkerGroup {
         self.evaluator.is_some() && self.evaluator == self.opponent
     }
 
+    /// Children (processes or in-process engines) of all its workers.
+    pub fn processes(&self) -> usize {
+        self.slots * self.children()
+    }
+
     /// Children (processes or in-process engines) of one worker.
-    pub fn children(&self) -> usize {
+    fn children(&self) -> usize {
         if self.shared_roles() {
             1
         } else {
@@ -81,7 +86,7 @@ impl PoolConfig {
 
     /// How many child processes (or in-process engines) the pool runs.
     pub fn processes(&self) -> usize {
-        self.groups.iter().map(|g| g.slots * g.children()).sum()
+        self.groups.iter().map(WorkerGroup::processes).sum()
     }
 
     /// The group of each worker, in worker order.

@@ -62,29 +62,30 @@ pub struct Pool {
 /// The call cost assumed before any call was measured.
 const INITIAL_CALL_COST: Duration = Duration::from_millis(1);
 
-/// The median of the last [`Recent::SAMPLES`] samples of a measure: what a
+/// The last `N` samples of a measure (31 by default). Its median is what a
 /// child call costs beyond the search it asked for (hash clearing, pipes, a
-/// child overshooting its movetime), how fast the children search. A stall
-/// of the machine inflates the few calls in flight; the median does not move
-/// for them, so one stall never turns the lookahead off for the moves after
-/// it, and a lasting change is followed within half the window.
+/// child overshooting its movetime) and how fast the children search: a
+/// stall of the machine inflates the few calls in flight, the median does
+/// not move for them, so one stall never turns the lookahead off for the
+/// moves after it, and a lasting change is followed within half the window.
+/// Its most is how late the latest answers came (`uci::time::Lateness`).
 #[derive(Debug, Clone)]
-pub struct Recent<T> {
+pub struct Recent<T, const N: usize = 31> {
     /// The latest samples, oldest first.
     samples: std::collections::VecDeque<T>,
 }
 
-impl<T: Copy + Ord> Recent<T> {
-    pub const SAMPLES: usize = 31;
+impl<T: Copy + Ord, const N: usize> Recent<T, N> {
+    pub const SAMPLES: usize = N;
 
-    pub fn new() -> Recent<T> {
+    pub fn new() -> Recent<T, N> {
         Recent {
-            samples: std::collections::VecDeque::with_capacity(Self::SAMPLES),
+            samples: std::collections::VecDeque::with_capacity(N),
         }
     }
 
     pub fn add(&mut self, sample: T) {
-        if self.samples.len() == Self::SAMPLES {
+        if self.samples.len() == N {
             self.samples.pop_front();
         }
         self.samples.push_back(sample);
@@ -96,9 +97,14 @@ impl<T: Copy + Ord> Recent<T> {
         sorted.sort_unstable();
         sorted.get(sorted.len() / 2).copied()
     }
+
+    /// The most so far; `None` before any sample.
+    pub fn most(&self) -> Option<T> {
+        self.samples.iter().max().copied()
+    }
 }
 
-impl<T: Copy + Ord> Default for Recent<T> {
+impl<T: Copy + Ord, const N: usize> Default for Recent<T, N> {
     fn default() -> Self {
         Recent::new()
     }
@@ -125,7 +131,9 @@ impl Pool {
                 [group.serves(Role::Evaluator), group.serves(Role::Opponent)]
             })
             .collect();
-        let roots = groups.iter().map(|&g| config.groups[g].root).collect();
+        let roots = (0..groups.len())
+            .filter(|&w| config.groups[groups[w]].root)
+            .collect();
         let queue = Arc::new(Queue::new(serves, roots));
         let games = Arc::new(AtomicU64::new(0));
         let (started_tx, started) = watch::channel(0);
@@ -312,7 +320,7 @@ mod tests {
     #[test]
     fn one_stall_does_not_move_the_call_cost() {
         let ms = Duration::from_millis;
-        let mut cost = Recent::new();
+        let mut cost: Recent<Duration> = Recent::new();
         assert_eq!(cost.median(), None);
         for _ in 0..20 {
             cost.add(ms(2));

@@ -66,8 +66,9 @@ struct Waiting {
 struct Placement {
     /// The roles each worker serves ([`role_index`]).
     serves: Vec<[bool; 2]>,
-    /// The root workers.
-    roots: Vec<bool>,
+    /// The root workers (0-based; none or one in practice, so asking
+    /// costs nothing on a call's way).
+    roots: Vec<usize>,
     /// Workers whose children cannot be started now, or that are out of
     /// rotation: no call is placed on them, and the calls placed before go
     /// to others.
@@ -161,11 +162,10 @@ impl Placement {
     /// worker only the root searches, the others every other call, and
     /// the root searches while no root worker is up.
     fn takes(&self, w: usize, root: bool) -> bool {
-        let root_worker = |w: usize| self.roots.get(w).is_some_and(|r| *r);
-        if root_worker(w) {
+        if self.roots.contains(&w) {
             root
         } else {
-            !root || !(0..self.roots.len()).any(|r| root_worker(r) && self.up(r, 0))
+            !root || !self.roots.iter().any(|&r| self.up(r, 0))
         }
     }
 
@@ -198,8 +198,9 @@ fn role_index(role: Role) -> usize {
 
 impl Queue {
     /// A queue for workers serving the roles in `serves`, one entry each;
-    /// the workers of `roots` take the root searches and nothing else.
-    pub(super) fn new(serves: Vec<[bool; 2]>, roots: Vec<bool>) -> Queue {
+    /// the workers `roots` (0-based) take the root searches and nothing
+    /// else.
+    pub(super) fn new(serves: Vec<[bool; 2]>, roots: Vec<usize>) -> Queue {
         let queue = Queue::default();
         if let Ok(mut w) = queue.waiting.lock() {
             // Busy until it first asks for work (its children start first):
@@ -605,10 +606,7 @@ mod tests {
         let game = Arc::new(Game::default());
         let moves = game.position().legal_moves();
         // Worker 0: the root; workers 1 and 2: both roles.
-        let queue = Queue::new(
-            vec![[true, false], [true, true], [true, true]],
-            vec![true, false, false],
-        );
+        let queue = Queue::new(vec![[true, false], [true, true], [true, true]], vec![0]);
         let mut receivers = Vec::new();
         for &m in moves.iter().take(4) {
             for role in [Role::Opponent, Role::Evaluator] {

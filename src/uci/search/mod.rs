@@ -236,7 +236,7 @@ impl Search {
             candidates = legal;
         }
         let overhead = Search::overhead_now(&req);
-        let clock = MoveClock::new(&req.go, pos.turn(), overhead, req.received);
+        let clock = MoveClock::new(&req.go, pos.turn(), overhead);
         Search {
             req,
             pane,

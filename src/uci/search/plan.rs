@@ -118,7 +118,7 @@ mod tests {
             options.set(name, Some(value)).expect("option");
         }
         let overhead = Duration::from_millis(10);
-        let clock = MoveClock::new(&go, Color::White, overhead, Instant::now());
+        let clock = MoveClock::new(&go, Color::White, overhead);
         match plan(&go, &options, clock.time, (20, 20)) {
             Plan::Fixed(Work::Pass(limit)) => format!("pass {limit}"),
             Plan::Fixed(Work::Rounds(r)) => match r.lanes {
