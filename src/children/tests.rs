@@ -647,14 +647,14 @@ fn one_slot_each(commands: &[&str]) -> PoolConfig {
     PoolConfig { groups }
 }
 
-/// Fakes whose command line says `crash` report to the first `Heard`, the
+/// Fakes whose command line names `fault` report to the first `Heard`, the
 /// others to the second.
-fn crashing_and_sound() -> (Heard, Heard, Connect) {
+fn faulty_and_sound(fault: &'static str) -> (Heard, Heard, Connect) {
     let (crash, sound) = (Heard::default(), Heard::default());
     let connect: Connect = {
         let (crash, sound) = (crash.clone(), sound.clone());
         Arc::new(move |config: ChildConfig, label: String| -> Connecting {
-            let heard = if config.command.contains("crash") {
+            let heard = if config.command.contains(fault) {
                 crash.clone()
             } else {
                 sound.clone()
@@ -701,7 +701,7 @@ async fn with_every_worker_down_a_search_fails_at_once() {
 /// starts a fresh child; a search is tried again only once.
 #[tokio::test(start_paused = true)]
 async fn a_search_whose_child_dies_is_tried_again_on_another_worker() {
-    let (crash, sound, connect) = crashing_and_sound();
+    let (crash, sound, connect) = faulty_and_sound("--crash-on-go");
     let config = one_slot_each(&["--crash-on-go", "--move=e2e4"]);
     let pool = Pool::start_with(config, connect);
     pool.ready().await;
@@ -746,7 +746,7 @@ async fn a_search_whose_child_dies_is_tried_again_on_another_worker() {
 /// again later, out for longer when it drops again.
 #[tokio::test(start_paused = true)]
 async fn a_worker_that_keeps_dropping_searches_is_out_of_rotation_for_a_while() {
-    let (crash, sound, connect) = crashing_and_sound();
+    let (crash, sound, connect) = faulty_and_sound("--crash-on-go");
     // A move legal in every position searched.
     let config = one_slot_each(&["--crash-on-go", "--move=a2a3"]);
     let pool = Pool::start_with(config, connect);
@@ -792,6 +792,50 @@ async fn a_worker_that_keeps_dropping_searches_is_out_of_rotation_for_a_while() 
         news.iter().any(|l| l.ends_with("trying again in 16s")),
         "{news:?}"
     );
+    pool.shutdown().await;
+}
+
+/// A worker whose child hangs (no `bestmove`, not even after `stop`) is
+/// out of rotation after three stalls, as one whose child dies: each
+/// stalled search is answered as stalled at its deadline (the decision
+/// goes on without it), and the searches after the third go elsewhere.
+#[tokio::test(start_paused = true)]
+async fn a_worker_whose_child_keeps_stalling_is_out_of_rotation_for_a_while() {
+    let (stall, sound, connect) = faulty_and_sound("--stall-after-go");
+    let config = one_slot_each(&["--stall-after-go", "--move=a2a3"]);
+    let pool = Pool::start_with(config, connect);
+    pool.ready().await;
+    let long = startpos_query(ChildLimit::MoveTime(Duration::from_secs(60)));
+    // The root searches are placed on worker 1 while it is up.
+    for _ in 0..3 {
+        let started = Instant::now();
+        let cancel = cancelled_after(Duration::from_millis(100));
+        let result = pool.search(long.clone(), cancel).await;
+        assert!(
+            matches!(result, Err(SearchError::Child(ChildError::Stalled { .. }))),
+            "{result:?}"
+        );
+        assert_eq!(started.elapsed(), Duration::from_millis(100) + STOP_TIMEOUT);
+        settle().await;
+    }
+    let news = pool.news();
+    assert!(
+        news.iter().any(
+            |l| l.starts_with("worker 1 is down (out of rotation: 3 searches dropped")
+                && l.contains("stalled")
+        ),
+        "{news:?}"
+    );
+    let report = report_of(
+        pool.search(
+            startpos_query(ChildLimit::Nodes(100)),
+            CancellationToken::new(),
+        )
+        .await,
+    );
+    assert_eq!(report.slot, Some(2));
+    assert_eq!(stall.count("go"), 3, "{:?}", stall.lines());
+    assert_eq!(sound.count("go"), 1, "{:?}", sound.lines());
     pool.shutdown().await;
 }
 
@@ -957,7 +1001,7 @@ async fn pool_retries_a_crashed_child_once_then_fails() {
 #[tokio::test(start_paused = true)]
 async fn pool_serves_the_other_role_while_one_keeps_crashing() {
     // Each role's fakes report to their own `Heard`.
-    let (crash, sound, connect_by_role) = crashing_and_sound();
+    let (crash, sound, connect_by_role) = faulty_and_sound("--crash-on-go");
     let pool = Pool::start_with(
         PoolConfig::new(
             ChildConfig::new("--crash-on-go"),

@@ -15,7 +15,7 @@ use mpcmc_protocol::Go;
 
 use crate::mpc::{
     decision::{Lookahead, Settings},
-    rounds::{ClockCell, RootTime, RoundClock, RoundPlan, first_round_nodes, rounds_for},
+    rounds::{ClockCell, RootCell, RootTime, RoundClock, RoundPlan, first_round_nodes, rounds_for},
 };
 
 /// The limit of one child search.
@@ -177,6 +177,7 @@ fn rounds_over_nodes(
         max_rounds: rounds,
         anchor_hint: None,
         clock: ClockCell::default(),
+        root_seen: RootCell::default(),
     }
 }
 
@@ -208,6 +209,7 @@ pub fn open_rounds(
         max_rounds: MAX_OPEN_ROUNDS,
         anchor_hint: None,
         clock,
+        root_seen: RootCell::default(),
     }
 }
 
@@ -378,6 +380,7 @@ pub fn plan_timed(
                     max_rounds: MAX_TIMED_ROUNDS,
                     anchor_hint: None,
                     clock: ClockCell::new(Some(clock)),
+                    root_seen: RootCell::default(),
                 }),
             );
         }

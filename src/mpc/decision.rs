@@ -559,6 +559,36 @@ impl Candidate {
 }
 
 impl Decision {
+    /// The root search's own move as the decision (`rule`), with its line,
+    /// score and cost; no candidate valued.
+    pub fn of_root(report: Report, rule: Rule) -> Decision {
+        let pv = report.line();
+        Decision {
+            best: report.best,
+            extra: report.extra,
+            ponder: pv.get(1).copied(),
+            value: report.score,
+            pv,
+            rule,
+            lookahead_choice: None,
+            evaluator_choice: report.score.map(|s| (report.best, s)),
+            candidates: Vec::new(),
+            levels: 0,
+            stats: Stats {
+                calls: 1,
+                nodes: report.nodes,
+                busy_time: report.busy_time,
+                search_time: report.search_time,
+                depth: report.depth,
+            },
+            root: Some(report),
+            root_failure: None,
+            cancelled: false,
+            spread: None,
+            drawn: None,
+        }
+    }
+
     /// Every value exact: the decision asked no child (each move ends the
     /// game by rule). A later pass or round would find the same, at once.
     pub fn exact(&self) -> bool {

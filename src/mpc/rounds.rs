@@ -162,27 +162,50 @@ pub struct RoundPlan {
     /// Under a clock, when to stop starting rounds; read after every round,
     /// so a clock that starts later (`ponderhit`) counts from then.
     pub clock: ClockCell,
+    /// Where the root search leaves each report with a score as it comes.
+    pub root_seen: RootCell,
 }
 
-/// A [`RoundClock`] that may be set while the rounds run.
-#[derive(Debug, Clone, Default)]
-pub struct ClockCell(Arc<Mutex<Option<RoundClock>>>);
+/// A value that one side sets while the rounds run and another reads.
+#[derive(Debug)]
+pub struct Shared<T>(Arc<Mutex<Option<T>>>);
 
-impl ClockCell {
-    pub fn new(clock: Option<RoundClock>) -> ClockCell {
-        ClockCell(Arc::new(Mutex::new(clock)))
+// Derived, these would ask `T: Clone`/`T: Default` of the cell itself.
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Shared<T> {
+        Shared(self.0.clone())
+    }
+}
+
+impl<T> Default for Shared<T> {
+    fn default() -> Shared<T> {
+        Shared(Arc::default())
+    }
+}
+
+impl<T: Clone> Shared<T> {
+    pub fn new(value: Option<T>) -> Shared<T> {
+        Shared(Arc::new(Mutex::new(value)))
     }
 
-    pub fn set(&self, clock: RoundClock) {
+    pub fn set(&self, value: T) {
         if let Ok(mut c) = self.0.lock() {
-            *c = Some(clock);
+            *c = Some(value);
         }
     }
 
-    pub fn get(&self) -> Option<RoundClock> {
-        self.0.lock().ok().and_then(|c| *c)
+    pub fn get(&self) -> Option<T> {
+        self.0.lock().ok().and_then(|c| c.clone())
     }
 }
+
+/// A [`RoundClock`] that may be set while the rounds run (`ponderhit`).
+pub type ClockCell = Shared<RoundClock>;
+
+/// The root search's latest report with a score, as soon as it has one:
+/// the caller's move when it gives up on rounds that do not end (a child
+/// that answers no `stop`) before any of them completed.
+pub type RootCell = Shared<Report>;
 
 /// The time of a decision under a clock: from `start`, aim at `soft` (or
 /// at what the root search's time says, see [`RootTime`]), never pass
@@ -423,7 +446,7 @@ pub async fn decide_in_rounds<C: Children>(
     let mut alive = candidates.to_vec();
     sort_candidates(&mut alive);
     let branching = branching(game, candidates.len());
-    let anchor_seen = Arc::new(Mutex::new(plan.anchor_hint));
+    let root_seen = plan.root_seen.clone();
     let root_cancel = cancel.child_token();
     // Cancelled when the root searches are over.
     let root_done = CancellationToken::new();
@@ -433,7 +456,7 @@ pub async fn decide_in_rounds<C: Children>(
             game.clone(),
             [Some(plan.root), plan.root_then],
             root_cancel.clone(),
-            anchor_seen.clone(),
+            root_seen.clone(),
         );
         // Cancels `root_done` however the searches end (a panic included).
         let end = root_done.clone().drop_guard();
@@ -452,10 +475,10 @@ pub async fn decide_in_rounds<C: Children>(
         root_task.is_some() && plan.clock.get().is_some_and(|c| c.root == RootTime::Until);
     let mut standing = Standing::Open;
     let anchor_now = || {
-        anchor_seen
-            .lock()
-            .ok()
-            .and_then(|a| *a)
+        root_seen
+            .get()
+            .map(|r| r.best)
+            .or(plan.anchor_hint)
             .filter(|m| candidates.contains(m))
     };
 
@@ -799,13 +822,13 @@ fn margin(noise: &Mutex<Noise>, limit: ChildLimit, settings: Settings) -> i32 {
 }
 
 /// The evaluator's searches of the root, one after the other: each report
-/// with a score names the anchor at once (`anchor`).
+/// with a score names the anchor at once (`seen`).
 async fn root_searches<C: Children>(
     children: Arc<C>,
     game: Arc<Game>,
     limits: [Option<ChildLimit>; 2],
     cancel: CancellationToken,
-    anchor: Arc<Mutex<Option<Move>>>,
+    seen: RootCell,
 ) -> (Vec<Report>, Option<Failure>) {
     let mut reports = Vec::new();
     for limit in limits.into_iter().flatten() {
@@ -816,10 +839,8 @@ async fn root_searches<C: Children>(
         match children.search(query, cancel.clone()).await {
             Ok(report) => {
                 let stopped = report.stopped;
-                if report.score.is_some()
-                    && let Ok(mut a) = anchor.lock()
-                {
-                    *a = Some(report.best);
+                if report.score.is_some() {
+                    seen.set(report.clone());
                 }
                 reports.push(report);
                 if stopped {
@@ -989,6 +1010,7 @@ mod tests {
             max_rounds: rounds_for(candidates.len()),
             anchor_hint,
             clock: ClockCell::default(),
+            root_seen: RootCell::default(),
         };
         let mut seen = Vec::new();
         let d = decide_in_rounds(

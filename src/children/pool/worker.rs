@@ -29,10 +29,11 @@ use crate::{
 const DOWN_WAIT_FIRST: Duration = Duration::from_secs(1);
 /// Its longest wait: the wait doubles with every failed try, up to this.
 const DOWN_WAIT_MAX: Duration = Duration::from_secs(60);
-/// Searches dropped by a worker's dying child, each within
-/// [`DROP_MEMORY`] of the last and fewer than [`SOUND_SEARCHES`] answered
-/// between, that take it out of rotation: a host that accepts connections
-/// and then drops them is not retried at once.
+/// Searches dropped by a worker's child (it died, or stalled: no answer
+/// to `stop` by its deadline), each within [`DROP_MEMORY`] of the last
+/// and fewer than [`SOUND_SEARCHES`] answered between, that take it out
+/// of rotation: a host that accepts connections and then drops them, or
+/// a child that hangs, is not given the next searches at once.
 const FLAPPING: u32 = 3;
 /// How long a dropped search counts against its worker.
 const DROP_MEMORY: Duration = Duration::from_secs(300);
@@ -44,7 +45,8 @@ const DROP_QUIT: Duration = Duration::from_millis(100);
 /// Searches answered since a worker's last drop that clear its record.
 const SOUND_SEARCHES: u32 = 32;
 
-/// A worker's recent dropped searches (its child died mid-search).
+/// A worker's recent dropped searches (its child died or stalled
+/// mid-search).
 #[derive(Debug, Default)]
 pub(super) struct Drops {
     recent: u32,
@@ -269,6 +271,7 @@ impl Worker {
             // future was dropped), or the pool closes.
             let cancel = CancellationToken::new();
             let (closing, n) = (self.closing.clone(), self.n);
+            let mut stalled = None;
             let result = loop {
                 // A child that cannot be started: the call goes to another
                 // worker of its role (or fails, when none is up), and this
@@ -306,6 +309,12 @@ impl Worker {
                 // fresh child. A stall is not: it already cost a whole
                 // deadline, and the decision goes on without it.
                 let Err(e) = &result else { break result };
+                // A stall is answered at once (the decision goes on without
+                // it); it counts against the worker after.
+                if matches!(e, SearchError::Child(ChildError::Stalled { .. })) {
+                    stalled = self.drops.dropped(tokio::time::Instant::now());
+                    break result;
+                }
                 let retry = matches!(e, SearchError::Child(c) if c.worth_retrying())
                     && !job.retried
                     && !cancel.is_cancelled()
@@ -337,7 +346,13 @@ impl Worker {
                 queue.searched_by(job.position, self.n - 1);
                 self.drops.answered();
             }
+            let why = result.as_ref().err().map(|e| e.to_string());
             let _ = job.reply.send(result);
+            if let (Some(wait), Some(why)) = (stalled, why)
+                && queue.take_out(n - 1)
+            {
+                self.out_of_rotation(&queue, &why, wait).await;
+            }
         }
         for client in [self.evaluator.take(), self.opponent.take()]
             .into_iter()

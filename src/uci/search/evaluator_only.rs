@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
     ChildFault, ChildLimit, Children, Decision, Progress, Query, Report, Rule, Settings,
-    decision::Stats,
 };
 
 use super::{Outcome, Search, plan::Due};
@@ -111,30 +110,9 @@ impl Search {
             }
             Err(e) => return Err(format!("evaluator failed: {e}")),
         };
-        let pv = report.line();
         let decision = Decision {
-            best: report.best,
-            extra: report.extra,
-            ponder: pv.get(1).copied(),
-            value: report.score,
-            pv,
-            rule,
-            lookahead_choice: None,
-            evaluator_choice: report.score.map(|s| (report.best, s)),
-            candidates: Vec::new(),
-            levels: 0,
-            stats: Stats {
-                calls: 1,
-                nodes: report.nodes,
-                busy_time: report.busy_time,
-                search_time: report.search_time,
-                depth: report.depth,
-            },
-            root: Some(report),
-            root_failure: None,
             cancelled: grace.is_some(),
-            spread: None,
-            drawn: None,
+            ..Decision::of_root(report, rule)
         };
         self.nodes += decision.stats.nodes;
         Ok(Outcome {

@@ -12,7 +12,7 @@ use crate::{
         budget::round_clock,
         decide,
         lookahead::CANCEL_GRACE,
-        rounds::{Round, decide_in_rounds},
+        rounds::{RootCell, Round, decide_in_rounds},
     },
     uci::trace,
 };
@@ -28,8 +28,12 @@ impl Search {
         settings: Settings,
         ends: Ends,
     ) -> Option<Outcome> {
+        // The root search's latest move, kept for when the rounds are
+        // given up before one completed.
+        let root_seen = RootCell::default();
         if let Work::Rounds(plan) = &mut work {
             plan.anchor_hint = self.anchor_hint();
+            plan.root_seen = root_seen.clone();
         }
         let one_pass = matches!(work, Work::Pass(_));
         let limit = match &work {
@@ -165,9 +169,17 @@ impl Search {
                 }
             }
         };
-        // Left behind (see `give_up`): the last complete round decides.
+        // Left behind (see `give_up`): the last complete round decides,
+        // else the root search's latest move (searched, where the built-in
+        // fallback would have only what is left of the move's time).
         let decision = if gave_up {
-            last_complete.map(|d| Decision {
+            let root = || {
+                root_seen
+                    .get()
+                    .filter(|r| candidates.contains(&r.best))
+                    .map(|r| Decision::of_root(r, Rule::EvaluatorFallback))
+            };
+            last_complete.or_else(root).map(|d| Decision {
                 cancelled: true,
                 ..d
             })
