@@ -12,6 +12,7 @@ pub mod level;
 pub mod lookahead;
 pub mod rounds;
 pub mod score;
+pub mod tablebase;
 
 use std::{fmt, future::Future, sync::Arc, time::Duration};
 

@@ -20,6 +20,10 @@ const MATE: i32 = 32_000;
 /// Values beyond this magnitude are mates; centipawns are clamped inside it.
 const MATE_BOUND: i32 = MATE - 1_000;
 const CP_LIMIT: i32 = 20_000;
+/// A tablebase win (by the tables, under the fifty-move rule): above every
+/// centipawn score, below every mate; less the plies to the next capture
+/// or pawn move (the tables' DTZ), so a faster conversion ranks higher.
+const TB_WIN: i32 = CP_LIMIT + 1_000;
 
 impl Value {
     pub const DRAW: Value = Value(0);
@@ -36,6 +40,13 @@ impl Value {
 
     pub fn cp(cp: i32) -> Value {
         Value(cp.clamp(-CP_LIMIT, CP_LIMIT))
+    }
+
+    /// The side to move wins by the tablebases, `dtz` plies from the next
+    /// capture or pawn move (negate for a loss). GUIs read its `cp` (above
+    /// 20000) as a tablebase win, as Stockfish's.
+    pub fn tablebase_win(dtz: u32) -> Value {
+        Value(TB_WIN - dtz.min(999) as i32)
     }
 
     /// The side to move mates in `plies` plies (`plies > 0`) or is mated in
@@ -72,12 +83,12 @@ impl Value {
         }
     }
 
-    /// Adds centipawns without leaving the centipawn band (mates stay mates).
+    /// Adds centipawns without leaving the centipawn band (mates and
+    /// tablebase results stay what they are).
     pub fn plus_cp(self, cp: i32) -> Value {
-        if self.is_mate() {
-            self
-        } else {
-            Value::cp(self.0.saturating_add(cp))
+        match self.centipawns() {
+            Some(v) => Value::cp(v.saturating_add(cp)),
+            None => self,
         }
     }
 
@@ -96,9 +107,9 @@ impl Value {
         }
     }
 
-    /// Centipawns, or `None` for a mate.
+    /// Centipawns, or `None` for a mate or a tablebase win or loss.
     pub fn centipawns(self) -> Option<i32> {
-        (!self.is_mate()).then_some(self.0)
+        (self.0.abs() <= CP_LIMIT).then_some(self.0)
     }
 
     /// Plies to the mate this value is: positive when the side to move
@@ -176,11 +187,15 @@ mod tests {
             Value::MATED,
             uci(ScoreKind::Mate(-1)),
             uci(ScoreKind::Mate(-5)),
+            -Value::tablebase_win(3),
+            -Value::tablebase_win(40),
             uci(ScoreKind::Cp(-100_000)),
             uci(ScoreKind::Cp(-30)),
             Value::DRAW,
             uci(ScoreKind::Cp(250)),
             uci(ScoreKind::Cp(100_000)),
+            Value::tablebase_win(40),
+            Value::tablebase_win(3),
             uci(ScoreKind::Mate(5)),
             uci(ScoreKind::Mate(1)),
         ];
@@ -232,5 +247,10 @@ mod tests {
         let mate = (-Value::MATED).from_child(3);
         assert_eq!(a.toward(Some(mate), 50), a, "a mate is not averaged");
         assert_eq!(mate.toward(Some(a), 50), mate);
+        let won = Value::tablebase_win(10);
+        assert_eq!(won.toward(Some(a), 50), won, "a tablebase result neither");
+        assert_eq!(a.toward(Some(won), 50), a);
+        assert_eq!(won.plus_cp(-500), won);
+        assert_eq!(won.to_uci().kind, ScoreKind::Cp(20_990));
     }
 }

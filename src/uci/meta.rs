@@ -24,6 +24,7 @@ use crate::{
     book::Book,
     children::{Pool, PoolConfig},
     mpc::rounds::Noise,
+    mpc::tablebase::Tables,
     uci::{
         carry,
         options::{OptionError, Options},
@@ -48,6 +49,8 @@ pub struct Meta {
     carry: carry::CarryCell,
     /// The opening book last opened (`BookFile`), or why it could not be.
     book: Option<(String, Option<Arc<Book>>)>,
+    /// The tablebases last opened (`SyzygyPath`), or why they could not be.
+    tables: Option<(String, Option<Arc<Tables>>)>,
 }
 
 /// How long `isready` waits for the children to start.
@@ -64,6 +67,7 @@ impl Meta {
             lateness: Arc::default(),
             carry: carry::CarryCell::default(),
             book: None,
+            tables: None,
         }
     }
 
@@ -94,6 +98,37 @@ impl Meta {
         };
         self.book = Some((path.to_owned(), book.clone()));
         book
+    }
+
+    /// The tablebases of `SyzygyPath`, opened once (and again when it
+    /// changes); a path that cannot be used is said in an `info string`
+    /// when first tried, and the engine plays without tables.
+    fn tables(&mut self, out: &Output) -> Option<Arc<Tables>> {
+        let path = self.options.syzygy_path.trim();
+        if path.is_empty() {
+            return None;
+        }
+        if let Some((opened, tables)) = &self.tables
+            && opened == path
+        {
+            return tables.clone();
+        }
+        let tables = match Tables::open(path) {
+            Ok(tables) => {
+                out.info_string(format!(
+                    "SyzygyPath: {} tablebase files, up to {} pieces",
+                    tables.files(),
+                    tables.max_pieces()
+                ));
+                Some(Arc::new(tables))
+            }
+            Err(e) => {
+                out.info_string(format!("SyzygyPath: {e}; playing without tablebases"));
+                None
+            }
+        };
+        self.tables = Some((path.to_owned(), tables.clone()));
+        tables
     }
 
     /// The pool for the current options, started or restarted as needed.
@@ -228,8 +263,10 @@ impl Searcher for Meta {
             )));
         };
         let book = self.book(&request.out);
+        let tables = self.tables(&request.out);
         tokio::spawn(search::run(GoRequest {
             book,
+            tables,
             go: request.go,
             game: request.game,
             options: self.options.clone(),

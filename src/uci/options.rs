@@ -126,6 +126,8 @@ pub struct Options {
     pub seed: u64,
     pub own_book: bool,
     pub book_file: String,
+    /// `SyzygyPath`: tablebase directories, separated as Stockfish does.
+    pub syzygy_path: String,
 }
 
 /// `UCI_Elo`'s default.
@@ -174,6 +176,7 @@ impl Default for Options {
             seed: 0,
             own_book: false,
             book_file: String::new(),
+            syzygy_path: String::new(),
         }
     }
 }
@@ -232,7 +235,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 33] = [
+const TABLE: [Def; 34] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -544,6 +547,17 @@ const TABLE: [Def; 33] = [
         // then is said in an `info string`.
         apply: |o, v| {
             o.book_file = v.text();
+            Ok(())
+        },
+    },
+    Def {
+        name: "SyzygyPath",
+        kind: || string(""),
+        standalone: false,
+        // Opened at the next `go`; a path that cannot be read then is said
+        // in an `info string`. Children that declare it get it too.
+        apply: |o, v| {
+            o.syzygy_path = v.text();
             Ok(())
         },
     },
@@ -943,6 +957,11 @@ impl Options {
         if self.show_wdl {
             options.push(("UCI_ShowWDL".to_owned(), "true".to_owned()));
         }
+        // The built-in child probes no tables itself (yet): mpcmc does, at
+        // the root.
+        if !self.syzygy_path.trim().is_empty() && !crate::children::inprocess::is_builtin(command) {
+            options.push(("SyzygyPath".to_owned(), self.syzygy_path.trim().to_owned()));
+        }
         options.extend(
             parse_child_options(extra).map_err(|reason| OptionError::BadValue {
                 name: option.to_owned(),
@@ -1224,6 +1243,21 @@ mod tests {
         // `uci` prints exactly what is read back.
         let spec = Options::spec("LogFile").expect("LogFile").to_string();
         assert!(spec.ends_with(&format!("default {EMPTY}")), "{spec}");
+    }
+
+    #[test]
+    fn syzygy_path_goes_to_external_children_only() {
+        let mut o = Options::default();
+        o.set("SyzygyPath", Some("/tb/345:/tb/6")).expect("path");
+        o.set("Workers", Some("builtin; /usr/games/stockfish"))
+            .expect("workers");
+        let c = o.pool_config().expect("config");
+        let path = |g: usize| {
+            let child = c.groups[g].evaluator.as_ref().expect("evaluator");
+            option(child, "SyzygyPath")
+        };
+        assert_eq!(path(0), None, "the built-in child probes no tables");
+        assert_eq!(path(1).as_deref(), Some("/tb/345:/tb/6"));
     }
 
     #[test]

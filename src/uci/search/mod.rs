@@ -41,14 +41,15 @@ use crate::{
     book::{self, Book},
     children::Pool,
     mpc::{
-        ChildLimit, Decision, Game, Rule, Settings,
+        ChildLimit, Decision, Extra, Game, Rule, Settings,
         lookahead::CANCEL_GRACE,
         rounds::{ClockCell, Noise, branching},
+        tablebase::Tables,
     },
     uci::{
         carry::CarryCell,
         options::Options,
-        pane::Pane,
+        pane::{Pane, PvLine},
         time::{Lateness, MoveClock, MoveTime, watch_scheduling},
         trace,
     },
@@ -91,6 +92,8 @@ pub struct GoRequest {
     pub carry: CarryCell,
     /// The opening book (`OwnBook`), when one is open.
     pub book: Option<Arc<Book>>,
+    /// The tablebases (`SyzygyPath`), when open.
+    pub tables: Option<Arc<Tables>>,
 }
 
 /// Runs the `go` to its one `bestmove`, measuring meanwhile how late the
@@ -114,7 +117,7 @@ async fn decide_and_answer(req: GoRequest) {
     if !pondering {
         search.count_reply();
     }
-    if let Some(mv) = search.book_move() {
+    if let Some(mv) = search.book_move().or_else(|| search.tablebase_move()) {
         search.wait_for_release().await;
         let game = &search.req.game;
         search
@@ -381,6 +384,30 @@ impl Search {
             moves.len()
         ));
         Some(chosen.mv)
+    }
+
+    /// The tables' move when they hold the root (few pieces, no castling
+    /// rights) and `go` allows it: exact, so no search. Its line shows the
+    /// tables' value (a `cp` above 20000 for a win) and `tbhits`.
+    fn tablebase_move(&self) -> Option<Move> {
+        let tables = self.req.tables.as_ref()?;
+        let (mv, value) = tables.best_move(self.req.game.position())?;
+        if !self.candidates.contains(&mv) {
+            return None;
+        }
+        let line = PvLine {
+            depth: 1,
+            value: Some(value),
+            pv: vec![mv],
+            extra: Extra {
+                tbhits: Some(1),
+                ..Extra::default()
+            },
+        };
+        self.pane.set(line, &[], 0);
+        self.pane
+            .detail(format!("tablebase move {} ({value})", self.uci(mv)));
+        Some(mv)
     }
 
     /// The next random number of the game's draws.

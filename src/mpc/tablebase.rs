@@ -1,0 +1,136 @@
+//! Syzygy endgame tablebases (`SyzygyPath`): the exact value of a position
+//! with few pieces, and the move that keeps it, read with
+//! `shakmaty-syzygy` (by shakmaty's author).
+//!
+//! Values are under the fifty-move rule, as a game is played: a win the
+//! rule frustrates (cursed) and a loss it saves (blessed) are draws. A win
+//! is [`Value::tablebase_win`]: above every centipawn score, below every
+//! mate, higher the sooner it reaches its next capture or pawn move.
+// The tables are files a user names: nothing in them may panic the engine.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+use std::path::PathBuf;
+
+use shakmaty::{Chess, Move, Position};
+use shakmaty_syzygy::{AmbiguousWdl, Tablebase};
+
+use crate::mpc::Value;
+
+/// Separates directories in `SyzygyPath`, as Stockfish reads it.
+#[cfg(windows)]
+pub const PATH_SEPARATOR: char = ';';
+#[cfg(not(windows))]
+pub const PATH_SEPARATOR: char = ':';
+
+/// A `SyzygyPath` that cannot be used, naming what failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TablebaseError {
+    #[error("cannot read tablebase directory '{}': {source}", dir.display())]
+    Read {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no Syzygy tables (.rtbw/.rtbz) in '{path}'")]
+    Empty { path: String },
+}
+
+/// The tables of every directory of a `SyzygyPath`.
+pub struct Tables {
+    tables: Tablebase<Chess>,
+    files: usize,
+}
+
+impl std::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tables")
+            .field("files", &self.files)
+            .field("max_pieces", &self.max_pieces())
+            .finish()
+    }
+}
+
+impl Tables {
+    /// Opens every directory of `path` (separated by [`PATH_SEPARATOR`]).
+    pub fn open(path: &str) -> Result<Tables, TablebaseError> {
+        let mut tables = Tablebase::new();
+        let mut files = 0;
+        for dir in path.split(PATH_SEPARATOR).map(str::trim) {
+            if dir.is_empty() {
+                continue;
+            }
+            files += tables
+                .add_directory(dir)
+                .map_err(|source| TablebaseError::Read {
+                    dir: PathBuf::from(dir),
+                    source,
+                })?;
+        }
+        if files == 0 || tables.max_pieces() == 0 {
+            return Err(TablebaseError::Empty {
+                path: path.to_owned(),
+            });
+        }
+        Ok(Tables { tables, files })
+    }
+
+    /// Table files found.
+    pub fn files(&self) -> usize {
+        self.files
+    }
+
+    /// The most pieces (kings included) of any table found.
+    pub fn max_pieces(&self) -> usize {
+        self.tables.max_pieces()
+    }
+
+    /// Whether `pos` may be in the tables: few enough pieces, no castling
+    /// rights (the tables know none).
+    pub fn covers(&self, pos: &Chess) -> bool {
+        pos.board().occupied().count() <= self.max_pieces() && pos.castles().is_empty()
+    }
+
+    /// The value of `pos` for the side to move, counting its fifty-move
+    /// counter; `None` when the tables do not hold it (a table missing, a
+    /// file that cannot be read: said in the log).
+    pub fn value(&self, pos: &Chess) -> Option<Value> {
+        if !self.covers(pos) {
+            return None;
+        }
+        let probed = self
+            .tables
+            .probe_wdl(pos)
+            .and_then(|wdl| Ok((wdl, self.tables.probe_dtz(pos)?)));
+        let (wdl, dtz) = match probed {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::debug!("tablebase probe failed: {e}");
+                return None;
+            }
+        };
+        let plies = dtz.ignore_rounding().0.unsigned_abs();
+        Some(match wdl {
+            AmbiguousWdl::Win | AmbiguousWdl::MaybeWin => Value::tablebase_win(plies),
+            AmbiguousWdl::Loss | AmbiguousWdl::MaybeLoss => -Value::tablebase_win(plies),
+            AmbiguousWdl::CursedWin | AmbiguousWdl::Draw | AmbiguousWdl::BlessedLoss => Value::DRAW,
+        })
+    }
+
+    /// The tables' move at `pos`, with its value for the side to move: the
+    /// fastest to convert a win, the slowest to lose, a move that keeps a
+    /// draw. `None` when the tables do not hold `pos` or a position after
+    /// one of its moves.
+    pub fn best_move(&self, pos: &Chess) -> Option<(Move, Value)> {
+        let value = self.value(pos)?;
+        match self.tables.best_move(pos) {
+            Ok(Some((mv, _))) => Some((mv, value)),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::debug!("tablebase move failed: {e}");
+                None
+            }
+        }
+    }
+}

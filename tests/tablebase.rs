@@ -1,0 +1,148 @@
+//! Syzygy tablebases (`SyzygyPath`): mpcmc's prober against python-chess's
+//! on the same real tables, and the root's tablebase move in a session.
+
+mod common;
+
+use std::{path::Path, process::Command};
+
+use common::{Mpcmc, SECOND, assert_legal, position};
+use mpcmc::mpc::{Value, tablebase::Tables};
+use shakmaty::{CastlingMode, Chess, Position, fen::Fen};
+
+/// The python-chess source distribution's tables (every 3-piece table and
+/// some 4-piece ones), unpacked here by `scripts/test`.
+const TABLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-data/syzygy");
+
+fn tables() -> Tables {
+    assert!(
+        Path::new(TABLES).join("KQvK.rtbw").is_file(),
+        "the Syzygy test tables are missing in {TABLES}: run scripts/test, which fetches them"
+    );
+    Tables::open(TABLES).expect("the test tables open")
+}
+
+fn chess(fen: &str) -> Chess {
+    let fen: Fen = fen.parse().expect("fen");
+    fen.into_position(CastlingMode::Standard).expect("position")
+}
+
+/// Our values of 300 random positions of the tables equal python-chess's
+/// WDL and DTZ of them (`chess.syzygy` reads the same files).
+#[test]
+fn probes_agree_with_python_chess() {
+    let tables = tables();
+    assert_eq!(tables.max_pieces(), 4);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/syzygy_probe.py");
+    let out = Command::new("python3")
+        .args([script, TABLES, "300", "37"])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let mut seen = [0; 3];
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(';').collect();
+        let (wdl, dtz): (i32, i32) = (f[1].parse().expect("wdl"), f[2].parse().expect("dtz"));
+        let want = match wdl {
+            2 => Value::tablebase_win(dtz.unsigned_abs()),
+            -2 => -Value::tablebase_win(dtz.unsigned_abs()),
+            _ => Value::DRAW,
+        };
+        seen[(wdl.signum() + 1) as usize] += 1;
+        assert_eq!(tables.value(&chess(f[0])), Some(want), "{line}");
+    }
+    assert_eq!(seen.iter().sum::<usize>(), 300);
+    assert!(
+        seen.iter().all(|&n| n > 20),
+        "wins, draws and losses: {seen:?}"
+    );
+}
+
+/// Positions the tables do not hold: too many pieces, castling rights.
+#[test]
+fn the_tables_hold_no_position_beyond_them() {
+    let tables = tables();
+    assert_eq!(tables.value(&Chess::default()), None);
+    let castling = chess("4k3/8/8/8/8/8/8/4K2R w K - 0 1");
+    assert!(!tables.covers(&castling));
+    assert_eq!(tables.value(&castling), None);
+    assert!(
+        tables
+            .value(&chess("4k3/8/8/8/8/8/8/4K2R w - - 0 1"))
+            .is_some()
+    );
+}
+
+/// With `SyzygyPath`, a root the tables hold is played from them: a win is
+/// kept (the position after the move is lost for the other side), a draw
+/// is held, and the line shows the tables' value and `tbhits`.
+#[test]
+fn the_root_move_in_a_tablebase_position_keeps_its_value() {
+    let tables = tables();
+    let mut e = Mpcmc::start(&[&format!("--syzygy-path={TABLES}")]);
+    e.handshake();
+    let cases = [
+        // KQvK, KRvK, KBNvK: won; KRvKR, KBvKN: drawn.
+        ("8/8/8/8/8/2k5/8/4K2Q w - - 0 1", 1),
+        ("8/8/3k4/8/8/8/8/R3K3 b - - 0 1", -1),
+        ("8/8/8/4k3/8/8/8/KBN5 w - - 0 1", 1),
+        ("8/8/3k4/3r4/8/8/3R4/3K4 w - - 0 1", 0),
+        ("8/8/3k4/3n4/8/8/3B4/3K4 b - - 0 1", 0),
+    ];
+    for (fen, sign) in cases {
+        let root = position(Some(fen), &[]);
+        let before = tables.value(&root).expect("in the tables");
+        assert_eq!(before.cmp(&Value::DRAW) as i32, sign, "{fen}");
+        e.send(&format!("position fen {fen}"));
+        e.send("go movetime 1000");
+        let (mv, lines) = e.bestmove(10 * SECOND);
+        let mv = assert_legal(&root, &mv);
+        let mut after = root.clone();
+        after.play_unchecked(mv);
+        let kept = -tables.value(&after).expect("after, in the tables");
+        assert_eq!(kept.cmp(&Value::DRAW) as i32, sign, "{fen}: {mv}");
+        let line = lines
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("info depth"))
+            .expect("a line");
+        assert!(line.contains(" tbhits "), "{line}");
+        let cp: i32 = line
+            .split_whitespace()
+            .skip_while(|w| *w != "cp")
+            .nth(1)
+            .and_then(|w| w.parse().ok())
+            .expect("a cp score");
+        match sign {
+            1 => assert!(cp > 20_000, "{line}"),
+            -1 => assert!(cp < -20_000, "{line}"),
+            _ => assert_eq!(cp, 0, "{line}"),
+        }
+    }
+    assert!(e.quit().success());
+}
+
+/// A path that cannot be read is said in an `info string`, and the engine
+/// plays on without tables.
+#[test]
+fn a_missing_tablebase_path_is_said_and_play_goes_on() {
+    let mut e = Mpcmc::start(&["--syzygy-path=/nonexistent/syzygy"]);
+    e.handshake();
+    let fen = "8/8/8/8/8/2k5/8/4K2Q w - - 0 1";
+    e.send(&format!("position fen {fen}"));
+    e.send("go movetime 300");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&position(Some(fen), &[]), &mv);
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "info string SyzygyPath: cannot read tablebase directory '/nonexistent/syzygy'"
+        )),
+        "{lines:?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
+    assert!(e.quit().success());
+}
