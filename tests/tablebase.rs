@@ -3,11 +3,23 @@
 
 mod common;
 
-use std::{path::Path, process::Command};
+use std::{
+    path::Path,
+    process::Command,
+    sync::{Arc, Mutex},
+};
 
 use common::{Mpcmc, SECOND, assert_legal, position};
-use mpcmc::mpc::{Value, tablebase::Tables};
-use shakmaty::{CastlingMode, Chess, Position, fen::Fen};
+use mpcmc::{
+    children::{Pool, SearchError},
+    mpc::{
+        ChildLimit, Children, Game, Lookahead, Query, Report, Settings, Value, decide,
+        tablebase::{Tabled, Tables},
+    },
+    uci::options::Options,
+};
+use shakmaty::{CastlingMode, Chess, Position, fen::Fen, uci::UciMove};
+use tokio_util::sync::CancellationToken;
 
 /// The python-chess source distribution's tables (every 3-piece table and
 /// some 4-piece ones), unpacked here by `scripts/test`.
@@ -145,4 +157,94 @@ fn a_missing_tablebase_path_is_said_and_play_goes_on() {
     );
     assert!(!lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
     assert!(e.quit().success());
+}
+
+/// The real pool, noting the position of every search that reaches it.
+struct Noting {
+    pool: Pool,
+    seen: Mutex<Vec<Chess>>,
+}
+
+impl Children for Noting {
+    type Error = SearchError;
+
+    async fn search(&self, query: Query, cancel: CancellationToken) -> Result<Report, SearchError> {
+        let mut pos = query.game.position().clone();
+        for &m in &query.line {
+            pos.play_unchecked(m);
+        }
+        self.seen.lock().expect("lock").push(pos);
+        self.pool.search(query, cancel).await
+    }
+}
+
+/// Behind the tables, the lookahead never asks a child about a position
+/// they hold: a capture into four pieces is valued exactly, the
+/// opponent's reply there is the tables' move, and only the lines that
+/// stay at five pieces reach the built-in children.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lookahead_never_asks_a_child_about_a_tablebase_position() {
+    let tables = Arc::new(tables());
+    let options = Options::default();
+    let noting = Arc::new(Noting {
+        pool: Pool::start(options.pool_config().expect("config")),
+        seen: Mutex::default(),
+    });
+    noting.pool.ready().await;
+    let tabled = Arc::new(Tabled::new(noting.clone(), Some(tables.clone())));
+    // KRP v KR: Rxd5+ takes the rook into KRP v K.
+    let fen = "8/8/3k4/3r4/8/8/1P1R4/3K4 w - - 0 1";
+    let game = Arc::new(Game::from_fen(fen, CastlingMode::Standard).expect("fen"));
+    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+    let d = decide(
+        &tabled,
+        &game,
+        &moves,
+        ChildLimit::Nodes(2000),
+        Settings::new(Lookahead::One),
+        &CancellationToken::new(),
+        &mut |_, _| {},
+    )
+    .await
+    .expect("a decision");
+    let seen = noting.seen.lock().expect("lock").clone();
+    assert!(!seen.is_empty(), "the other lines reach the children");
+    for pos in &seen {
+        assert!(
+            tables.value(pos).is_none(),
+            "a child was asked about {pos:?}"
+        );
+    }
+    let capture = d
+        .candidates
+        .iter()
+        .find(|c| UciMove::from_standard(c.mv).to_string() == "d2d5")
+        .expect("Rxd5 is a candidate");
+    let reply = capture.reply.expect("the tables' reply");
+    let mut after = position(Some(fen), &[]);
+    after.play_unchecked(capture.mv);
+    let tables_reply = tables.best_move(&after).expect("in the tables").0;
+    assert_eq!(reply, tables_reply);
+    after.play_unchecked(reply);
+    assert_eq!(capture.value, tables.value(&after), "exact, for White");
+    // Every line that ends where the tables reach (our capture, or a reply
+    // that captures after a child predicted it) has the tables' value,
+    // unmixed with the opponent's estimate.
+    let mut exact = 0;
+    for c in &d.candidates {
+        let mut end = position(Some(fen), &[]);
+        end.play_unchecked(c.mv);
+        let Some(reply) = c.reply else { continue };
+        end.play_unchecked(reply);
+        if let Some(v) = tables.value(&end) {
+            assert_eq!(c.value, Some(v), "{:?}", c.mv);
+            exact += 1;
+        }
+    }
+    assert!(exact >= 2, "{exact} lines end in the tables");
+    drop(d);
+    drop(tabled);
+    if let Ok(noting) = Arc::try_unwrap(noting) {
+        noting.pool.shutdown().await;
+    }
 }

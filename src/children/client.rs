@@ -562,6 +562,7 @@ impl Client {
                         busy_time: started.elapsed(),
                         stopped,
                         slot: None,
+                        exact: false,
                     });
                 }
                 _ => {}

@@ -257,6 +257,7 @@ impl InProcess {
             busy_time: elapsed,
             stopped,
             slot: None,
+            exact: false,
         })
     }
 

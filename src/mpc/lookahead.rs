@@ -497,6 +497,7 @@ async fn evaluate<C: Children>(
         candidate.value = Some((-Value::of(t)).from_child(1));
         return candidate;
     }
+    let mut reply_exact = false;
     if settings.lookahead.plies() == 2 {
         let query = Query {
             role: Role::Opponent,
@@ -515,6 +516,7 @@ async fn evaluate<C: Children>(
             Ok(report) => {
                 candidate.reply = Some(report.best);
                 candidate.reply_value = report.score.map(|s| (-s).from_child(1));
+                reply_exact = report.exact;
                 line.push(report.best);
                 candidate.calls.push(report);
             }
@@ -558,7 +560,11 @@ async fn evaluate<C: Children>(
             };
             let evaluated = ours.from_child(plies);
             candidate.evaluated = Some(evaluated);
-            candidate.value = Some(evaluated.toward(candidate.reply_value, settings.reply_weight));
+            // An exact value (the tables') is not mixed with an estimate:
+            // an exact leaf is the line's value as it is, and an exact
+            // reply's value is the leaf's anyway.
+            let mixed = (!report.exact && !reply_exact).then_some(candidate.reply_value);
+            candidate.value = Some(evaluated.toward(mixed.flatten(), settings.reply_weight));
             candidate.leaf = Some(report.clone());
             candidate.calls.push(report);
         }
@@ -665,6 +671,8 @@ mod tests {
         root_unsearched: bool,
         fail: Vec<String>,
         stall: Vec<String>,
+        /// Lines whose answer is exact (as the tables answer).
+        exact: Vec<String>,
         /// Every query, in the order the children got them.
         asked: std::sync::Mutex<Vec<String>>,
         /// Every query's role and limit, in the same order.
@@ -703,6 +711,7 @@ mod tests {
             busy_time: Duration::from_millis(2),
             stopped: false,
             slot: None,
+            exact: false,
         }
     }
 
@@ -799,7 +808,10 @@ mod tests {
                     let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
                     sort_candidates(&mut moves);
                     let m = UciMove::from_standard(moves[0]).to_string();
-                    Ok(report(&pos, &m, s))
+                    Ok(Report {
+                        exact: self.exact.contains(&k),
+                        ..report(&pos, &m, s)
+                    })
                 }
             }
         }
@@ -1077,6 +1089,28 @@ mod tests {
         );
         let d4 = candidate(&d, "d2d4");
         assert_eq!(d4.value, Some(Value::cp(-15)), "all the reply's");
+    }
+
+    #[tokio::test]
+    async fn an_exact_leaf_is_not_mixed_with_the_replys_estimate() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4"]);
+        let mut c = e4_d4_script();
+        c.scores.insert("d2d4".into(), 15);
+        c.scores.insert("d2d4 d7d5".into(), 0);
+        c.root = Some(("e2e4", 20));
+        // The position after d4 d5 is an exact draw (the tables' 0).
+        c.exact = vec!["d2d4 d7d5".into()];
+        let settings = Settings {
+            reply_weight: 50,
+            ..ONE
+        };
+        let d = run(c, &g, &cands, settings).await;
+        let d4 = candidate(&d, "d2d4");
+        assert_eq!(
+            (d4.value, d4.reply_value),
+            (Some(Value::DRAW), Some(Value::cp(-15)))
+        );
     }
 
     #[tokio::test]

@@ -201,6 +201,9 @@ pub struct Report {
     /// Which of the children's slots answered (the pool worker), when the
     /// children say: traces and placement tests read it.
     pub slot: Option<usize>,
+    /// The score is the game's own value, not a search's estimate (the
+    /// tablebases answered): nothing mixes it with an estimate.
+    pub exact: bool,
 }
 
 impl Report {

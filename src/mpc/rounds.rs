@@ -948,6 +948,7 @@ mod tests {
                 busy_time: Duration::from_millis(1),
                 stopped: false,
                 slot: None,
+                exact: false,
             })
         }
     }
@@ -1146,6 +1147,7 @@ mod tests {
             busy_time: Duration::from_millis(1),
             stopped: false,
             slot: None,
+            exact: false,
         };
         let e4 = moves(&game, &["e2e4"])[0];
         let cancel = CancellationToken::new();

@@ -12,12 +12,13 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-use std::path::PathBuf;
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use shakmaty::{Chess, Move, Position};
 use shakmaty_syzygy::{AmbiguousWdl, Tablebase};
+use tokio_util::sync::CancellationToken;
 
-use crate::mpc::Value;
+use crate::mpc::{Children, Extra, Query, Report, Value};
 
 /// Separates directories in `SyzygyPath`, as Stockfish reads it.
 #[cfg(windows)]
@@ -131,6 +132,60 @@ impl Tables {
                 tracing::debug!("tablebase move failed: {e}");
                 None
             }
+        }
+    }
+}
+
+/// Children with the tables in front: a search of a position the tables
+/// hold is answered from them (the tables' move and value, no nodes,
+/// `tbhits` 1) and never reaches a child; every other search goes on to
+/// `children`. So every line of the lookahead, at every level, and the
+/// opponent's predicted reply there, are exact where the tables reach.
+pub struct Tabled<C> {
+    children: Arc<C>,
+    tables: Option<Arc<Tables>>,
+}
+
+impl<C> Tabled<C> {
+    pub fn new(children: Arc<C>, tables: Option<Arc<Tables>>) -> Tabled<C> {
+        Tabled { children, tables }
+    }
+
+    /// The tables' answer to `query`, when they hold its position.
+    fn answer(&self, query: &Query) -> Option<Report> {
+        let tables = self.tables.as_ref()?;
+        let pieces = query.game.position().board().occupied().count();
+        if pieces > tables.max_pieces() + query.line.len() {
+            // Not even a capture at every move of the line brings it in.
+            return None;
+        }
+        let (best, value) = tables.best_move(&query.position())?;
+        Some(Report {
+            best,
+            extra: Extra {
+                tbhits: Some(1),
+                ..Extra::default()
+            },
+            score: Some(value),
+            pv: vec![best],
+            depth: 1,
+            nodes: 0,
+            search_time: Duration::ZERO,
+            busy_time: Duration::ZERO,
+            stopped: false,
+            slot: None,
+            exact: true,
+        })
+    }
+}
+
+impl<C: Children> Children for Tabled<C> {
+    type Error = C::Error;
+
+    async fn search(&self, query: Query, cancel: CancellationToken) -> Result<Report, C::Error> {
+        match self.answer(&query) {
+            Some(report) => Ok(report),
+            None => self.children.search(query, cancel).await,
         }
     }
 }

@@ -104,6 +104,7 @@ impl Search {
                         busy_time: started.elapsed(),
                         stopped: true,
                         slot: None,
+                        exact: false,
                     },
                     None => return Err("the evaluator did not answer in time".to_owned()),
                 }

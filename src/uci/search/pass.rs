@@ -1,7 +1,7 @@
 //! One pass, or rounds, of lookahead under the work a plan gives, with
 //! the pane kept current and the ends of the `go` watched.
 
-use std::time::Instant;
+use std::{sync::Arc, time::Instant};
 
 use shakmaty::uci::UciMove;
 use tokio_util::sync::CancellationToken;
@@ -13,6 +13,7 @@ use crate::{
         decide,
         lookahead::CANCEL_GRACE,
         rounds::{RootCell, Round, decide_in_rounds},
+        tablebase::Tabled,
     },
     uci::trace,
 };
@@ -94,7 +95,8 @@ impl Search {
             let (first, others) = lines_of(&pane, r.decision, &latest, settings.lookahead.plies());
             pane.set(first, &others, base + spent);
         };
-        let pool = self.req.pool.clone();
+        // Positions the tables hold are answered from them.
+        let pool = Arc::new(Tabled::new(self.req.pool.clone(), self.req.tables.clone()));
         let noise = self.req.noise.clone();
         let game = self.req.game.clone();
         let candidates = self.candidates.clone();
