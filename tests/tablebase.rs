@@ -30,7 +30,7 @@ fn tables() -> Tables {
         Path::new(TABLES).join("KQvK.rtbw").is_file(),
         "the Syzygy test tables are missing in {TABLES}: run scripts/test, which fetches them"
     );
-    Tables::open(TABLES).expect("the test tables open")
+    Tables::open(TABLES, true).expect("the test tables open")
 }
 
 fn chess(fen: &str) -> Chess {
@@ -247,4 +247,17 @@ async fn the_lookahead_never_asks_a_child_about_a_tablebase_position() {
     if let Ok(noting) = Arc::try_unwrap(noting) {
         noting.pool.shutdown().await;
     }
+}
+
+/// A win that the fifty-move counter leaves no time to convert is a draw
+/// under `Syzygy50MoveRule` (the default), a win without it.
+#[test]
+fn a_cursed_win_is_a_draw_under_the_fifty_move_rule() {
+    let won = chess("8/8/8/8/8/2k5/8/4K2Q w - - 0 1");
+    let late = chess("8/8/8/8/8/2k5/8/4K2Q w - - 95 60");
+    let rule = tables();
+    assert!(rule.value(&won).is_some_and(|v| v > Value::cp(20_000)));
+    assert_eq!(rule.value(&late), Some(Value::DRAW));
+    let no_rule = Tables::open(TABLES, false).expect("tables");
+    assert!(no_rule.value(&late).is_some_and(|v| v > Value::cp(20_000)));
 }

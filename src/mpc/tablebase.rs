@@ -3,7 +3,8 @@
 //! `shakmaty-syzygy` (by shakmaty's author).
 //!
 //! Values are under the fifty-move rule, as a game is played: a win the
-//! rule frustrates (cursed) and a loss it saves (blessed) are draws. A win
+//! rule frustrates (cursed) and a loss it saves (blessed) are draws (unless
+//! `Syzygy50MoveRule` is off). A win
 //! is [`Value::tablebase_win`]: above every centipawn score, below every
 //! mate, higher the sooner it reaches its next capture or pawn move.
 // The tables are files a user names: nothing in them may panic the engine.
@@ -42,6 +43,10 @@ pub enum TablebaseError {
 pub struct Tables {
     tables: Tablebase<Chess>,
     files: usize,
+    /// `Syzygy50MoveRule`: a win the fifty-move rule frustrates (cursed)
+    /// and a loss it saves (blessed) are draws; off, they are a win and a
+    /// loss (correspondence chess without the rule).
+    fifty_move_rule: bool,
 }
 
 impl std::fmt::Debug for Tables {
@@ -54,8 +59,9 @@ impl std::fmt::Debug for Tables {
 }
 
 impl Tables {
-    /// Opens every directory of `path` (separated by [`PATH_SEPARATOR`]).
-    pub fn open(path: &str) -> Result<Tables, TablebaseError> {
+    /// Opens every directory of `path` (separated by [`PATH_SEPARATOR`]),
+    /// valuing under the fifty-move rule or not.
+    pub fn open(path: &str, fifty_move_rule: bool) -> Result<Tables, TablebaseError> {
         let mut tables = Tablebase::new();
         let mut files = 0;
         for dir in path.split(PATH_SEPARATOR).map(str::trim) {
@@ -74,7 +80,11 @@ impl Tables {
                 path: path.to_owned(),
             });
         }
-        Ok(Tables { tables, files })
+        Ok(Tables {
+            tables,
+            files,
+            fifty_move_rule,
+        })
     }
 
     /// Table files found.
@@ -112,9 +122,12 @@ impl Tables {
             }
         };
         let plies = dtz.ignore_rounding().0.unsigned_abs();
+        let rule = self.fifty_move_rule;
         Some(match wdl {
             AmbiguousWdl::Win | AmbiguousWdl::MaybeWin => Value::tablebase_win(plies),
+            AmbiguousWdl::CursedWin if !rule => Value::tablebase_win(plies),
             AmbiguousWdl::Loss | AmbiguousWdl::MaybeLoss => -Value::tablebase_win(plies),
+            AmbiguousWdl::BlessedLoss if !rule => -Value::tablebase_win(plies),
             AmbiguousWdl::CursedWin | AmbiguousWdl::Draw | AmbiguousWdl::BlessedLoss => Value::DRAW,
         })
     }

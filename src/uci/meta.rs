@@ -50,7 +50,7 @@ pub struct Meta {
     /// The opening book last opened (`BookFile`), or why it could not be.
     book: Option<(String, Option<Arc<Book>>)>,
     /// The tablebases last opened (`SyzygyPath`), or why they could not be.
-    tables: Option<(String, Option<Arc<Tables>>)>,
+    tables: Option<((String, bool), Option<Arc<Tables>>)>,
 }
 
 /// How long `isready` waits for the children to start.
@@ -108,12 +108,14 @@ impl Meta {
         if path.is_empty() {
             return None;
         }
-        if let Some((opened, tables)) = &self.tables
+        let rule = self.options.syzygy_50_move_rule;
+        if let Some(((opened, opened_rule), tables)) = &self.tables
             && opened == path
+            && *opened_rule == rule
         {
             return tables.clone();
         }
-        let tables = match Tables::open(path) {
+        let tables = match Tables::open(path, rule) {
             Ok(tables) => {
                 out.info_string(format!(
                     "SyzygyPath: {} tablebase files, up to {} pieces",
@@ -127,7 +129,7 @@ impl Meta {
                 None
             }
         };
-        self.tables = Some((path.to_owned(), tables.clone()));
+        self.tables = Some(((path.to_owned(), rule), tables.clone()));
         tables
     }
 

@@ -128,6 +128,8 @@ pub struct Options {
     pub book_file: String,
     /// `SyzygyPath`: tablebase directories, separated as Stockfish does.
     pub syzygy_path: String,
+    /// `Syzygy50MoveRule`: tablebase values under the fifty-move rule.
+    pub syzygy_50_move_rule: bool,
 }
 
 /// `UCI_Elo`'s default.
@@ -177,6 +179,7 @@ impl Default for Options {
             own_book: false,
             book_file: String::new(),
             syzygy_path: String::new(),
+            syzygy_50_move_rule: true,
         }
     }
 }
@@ -235,7 +238,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 34] = [
+const TABLE: [Def; 35] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -558,6 +561,15 @@ const TABLE: [Def; 34] = [
         // in an `info string`. Children that declare it get it too.
         apply: |o, v| {
             o.syzygy_path = v.text();
+            Ok(())
+        },
+    },
+    Def {
+        name: "Syzygy50MoveRule",
+        kind: || check(true),
+        standalone: false,
+        apply: |o, v| {
+            o.syzygy_50_move_rule = v.on();
             Ok(())
         },
     },
@@ -961,6 +973,12 @@ impl Options {
         // the root.
         if !self.syzygy_path.trim().is_empty() && !crate::children::inprocess::is_builtin(command) {
             options.push(("SyzygyPath".to_owned(), self.syzygy_path.trim().to_owned()));
+            let rule = if self.syzygy_50_move_rule {
+                "true"
+            } else {
+                "false"
+            };
+            options.push(("Syzygy50MoveRule".to_owned(), rule.to_owned()));
         }
         options.extend(
             parse_child_options(extra).map_err(|reason| OptionError::BadValue {
@@ -1258,6 +1276,13 @@ mod tests {
         };
         assert_eq!(path(0), None, "the built-in child probes no tables");
         assert_eq!(path(1).as_deref(), Some("/tb/345:/tb/6"));
+        o.set("Syzygy50MoveRule", Some("false")).expect("rule");
+        let c = o.pool_config().expect("config");
+        let stockfish = c.groups[1].evaluator.as_ref().expect("evaluator");
+        assert_eq!(
+            option(stockfish, "Syzygy50MoveRule").as_deref(),
+            Some("false")
+        );
     }
 
     #[test]
