@@ -33,6 +33,9 @@ use crate::{
     },
 };
 
+/// What the tables were opened with: `SyzygyPath`, `Syzygy50MoveRule`.
+type TablesKey = (String, bool);
+
 /// The meta-engine's side of a session.
 pub struct Meta {
     options: Options,
@@ -50,7 +53,7 @@ pub struct Meta {
     /// The opening book last opened (`BookFile`), or why it could not be.
     book: Option<(String, Option<Arc<Book>>)>,
     /// The tablebases last opened (`SyzygyPath`), or why they could not be.
-    tables: Option<((String, bool), Option<Arc<Tables>>)>,
+    tables: Option<(TablesKey, Option<Arc<Tables>>)>,
 }
 
 /// How long `isready` waits for the children to start.
