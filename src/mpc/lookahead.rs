@@ -80,7 +80,7 @@ pub async fn decide<C: Children>(
 /// (the rounds run the root search apart). A multistep lookahead expands
 /// its deeper levels once the first is complete ([`expand`]).
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn pass<C: Children>(
+pub async fn pass<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
     candidates: &[Move],

@@ -84,7 +84,7 @@ pub struct Options {
     pub workers: String,
     pub threads: u32,
     /// `VirtualWorkers`: `go nodes B` as `B` nodes for each of this many
-    /// workers, time counted in nodes ([`crate::mpc::budget::virtual_rounds`]);
+    /// workers, time counted in nodes ([`crate::mpc::budget::virtual_pass`]);
     /// 0 or 1: off.
     pub virtual_workers: usize,
     pub child_threads: u32,

@@ -10,8 +10,7 @@ use crate::{
     mpc::{
         Candidate, Decision, Rule, Settings,
         budget::round_clock,
-        decide,
-        lookahead::CANCEL_GRACE,
+        lookahead::{self, CANCEL_GRACE},
         rounds::{RootCell, Round, decide_in_rounds},
         tablebase::Tabled,
     },
@@ -36,9 +35,9 @@ impl Search {
             plan.anchor_hint = self.anchor_hint();
             plan.root_seen = root_seen.clone();
         }
-        let one_pass = matches!(work, Work::Pass(_));
+        let one_pass = !matches!(work, Work::Rounds(_));
         let limit = match &work {
-            Work::Pass(limit) => *limit,
+            Work::Pass(limit) | Work::Even { calls: limit, .. } => *limit,
             Work::Rounds(plan) => plan.first,
         };
         let cancel = CancellationToken::new();
@@ -110,11 +109,22 @@ impl Search {
         let decision = {
             let work: std::pin::Pin<Box<dyn Future<Output = Option<Decision>> + Send + '_>> =
                 match work {
-                    Work::Pass(limit) => Box::pin(decide(
+                    Work::Pass(limit) => Box::pin(lookahead::pass(
                         &pool,
                         &game,
                         &candidates,
                         limit,
+                        Some(settings.root_limit(limit)),
+                        settings,
+                        &cancel,
+                        &mut on_candidate,
+                    )),
+                    Work::Even { calls, root } => Box::pin(lookahead::pass(
+                        &pool,
+                        &game,
+                        &candidates,
+                        calls,
+                        Some(root),
                         settings,
                         &cancel,
                         &mut on_candidate,

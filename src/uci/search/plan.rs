@@ -7,7 +7,7 @@ use mpcmc_protocol::Go;
 use crate::{
     mpc::{
         ChildLimit,
-        budget::{node_rounds, virtual_rounds},
+        budget::{node_rounds, virtual_pass},
         level::Level,
         rounds::RoundPlan,
     },
@@ -45,6 +45,9 @@ pub(super) enum Due {
 pub(super) enum Work {
     /// Every candidate once, under this limit.
     Pass(ChildLimit),
+    /// Every candidate once, its calls under `calls`, the root search
+    /// under `root` (virtual workers: [`virtual_pass`]).
+    Even { calls: ChildLimit, root: ChildLimit },
     /// A root search and rounds ([`decide_in_rounds`](crate::mpc::rounds::decide_in_rounds)).
     Rounds(Box<RoundPlan>),
 }
@@ -81,10 +84,12 @@ pub(super) fn plan(
         // A total for the decision: rounds that follow the contenders; on
         // virtual workers, each worker's.
         let settings = options.settings();
-        let plan = match options.virtual_workers {
-            w if w >= 2 => virtual_rounds(nodes, settings, moves, branching, w),
-            _ => node_rounds(nodes, settings, moves, branching),
-        };
+        if options.virtual_workers >= 2 {
+            let w = options.virtual_workers;
+            let (calls, root) = virtual_pass(nodes, settings, moves, branching, w);
+            return Plan::Fixed(Work::Even { calls, root });
+        }
+        let plan = node_rounds(nodes, settings, moves, branching);
         return Plan::Fixed(Work::Rounds(Box::new(plan)));
     }
     if go.ends_when_told() {
@@ -121,10 +126,8 @@ mod tests {
         let clock = MoveClock::new(&go, Color::White, overhead);
         match plan(&go, &options, clock.time, (20, 20)) {
             Plan::Fixed(Work::Pass(limit)) => format!("pass {limit}"),
-            Plan::Fixed(Work::Rounds(r)) => match r.lanes {
-                Some(lanes) => format!("rounds on {lanes} lanes from {}", r.first),
-                None => format!("rounds from {}", r.first),
-            },
+            Plan::Fixed(Work::Even { calls, root }) => format!("pass {calls}, root {root}"),
+            Plan::Fixed(Work::Rounds(r)) => format!("rounds from {}", r.first),
             Plan::Timed(t) => format!("timed {} {}", t.soft.as_millis(), t.hard.as_millis()),
             Plan::Deepening => "deepening".to_owned(),
             Plan::Level(level) => format!("level {}", level.elo()),
@@ -138,7 +141,7 @@ mod tests {
     fn the_limits_choose_the_plan() {
         let level = [("UCI_LimitStrength", "true"), ("UCI_Elo", "1500")];
         let child_nodes = [("ChildNodes", "800")];
-        let cases: [(&str, &Set, &str); 17] = [
+        let cases: [(&str, &Set, &str); 18] = [
             // The GUI's own limits.
             ("go movetime 1000", &[], "timed 990 990"),
             ("go wtime 60000 btime 60000", &[], "timed 2390 7170"),
@@ -154,7 +157,12 @@ mod tests {
             (
                 "go nodes 50000",
                 &[("VirtualWorkers", "8")],
-                "rounds on 7 lanes from nodes 714",
+                "pass nodes 8333, root nodes 50000",
+            ),
+            (
+                "go nodes 50000",
+                &[("VirtualWorkers", "21")],
+                "pass nodes 25000, root nodes 50000",
             ),
             ("go infinite", &[], "deepening"),
             ("go ponder wtime 60000 btime 60000", &[], "deepening"),
