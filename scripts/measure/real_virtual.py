@@ -5,9 +5,9 @@ a child of its own and the lookahead on another (`Workers=root: builtin;
 builtin`, `go movetime T`), then the same position with `VirtualWorkers=2`
 at `go nodes R`, R the nodes the real root search reported. Prints the
 median rounds and lookahead nodes of each, and how often they chose the
-same move. Run it on a quiet machine with two free cores. Written when the
-virtual clock ran the rounds a real pool runs; since it runs one even pass
-(2026-11-26, issue 36) this compares the two plans, not the clock alone.
+same move. Run it on a quiet machine with two free cores. (With a worker
+for every root move the virtual clock runs one even pass instead of rounds,
+a plan the real pool does not run yet: not compared here.)
 usage: real_virtual.py MPCMC [T_MS] [N]   (T 300, N 16 by default)"""
 import pathlib
 import re

@@ -133,19 +133,27 @@ pub const INITIAL_SPEED: u64 = 500_000;
 pub fn node_rounds(total: u64, settings: Settings, moves: usize, branching: usize) -> RoundPlan {
     let root = ((total as f64 * ROOT_SHARE) as u64).max(1);
     let rest = total.saturating_sub(root);
-    let rounds = rounds_for(moves);
-    let first = first_round_nodes(rest, settings, moves, branching, rounds);
-    RoundPlan {
-        root: ChildLimit::Nodes(root),
-        root_then: None,
-        root_open: false,
-        first: ChildLimit::Nodes(first),
-        lookahead_nodes: Some(rest),
-        max_rounds: rounds,
-        anchor_hint: None,
-        clock: ClockCell::default(),
-        root_seen: RootCell::default(),
-    }
+    rounds_over_nodes(root, rest, None, settings, (moves, branching))
+}
+
+/// `go nodes B` on `workers` virtual workers (`VirtualWorkers`): what
+/// `workers` machines do in the wall time one spends on `B` nodes, each
+/// worker's time counted in nodes (as Stockfish's `nodestime` counts one
+/// engine's). The root search has a worker of its own for the whole
+/// decision, `B` nodes; the rounds run on the other `workers - 1`, each
+/// lane's budget `B`, a round costing what its busiest lane searched. It
+/// ignores what a real pool pays besides nodes: latency, calls waiting on
+/// each other within a round, a machine's own speed.
+pub fn virtual_rounds(
+    per_worker: u64,
+    settings: Settings,
+    moves: usize,
+    branching: usize,
+    workers: usize,
+) -> RoundPlan {
+    let lanes = workers.saturating_sub(1).max(1);
+    let root = per_worker.max(1);
+    rounds_over_nodes(root, per_worker, Some(lanes), settings, (moves, branching))
 }
 
 /// One even pass on `workers` virtual workers of `per_worker` nodes each
@@ -175,6 +183,31 @@ pub fn virtual_pass(
     )
 }
 
+/// A root search of `root` nodes and rounds of halving over `lookahead`
+/// nodes (on `lanes`, each lane's: [`RoundPlan::lanes`]).
+fn rounds_over_nodes(
+    root: u64,
+    lookahead: u64,
+    lanes: Option<usize>,
+    settings: Settings,
+    (moves, branching): (usize, usize),
+) -> RoundPlan {
+    let rounds = rounds_for(moves);
+    let first = first_round_nodes(lookahead, settings, moves, branching, rounds, lanes);
+    RoundPlan {
+        root: ChildLimit::Nodes(root),
+        root_then: None,
+        root_open: false,
+        first: ChildLimit::Nodes(first),
+        lookahead_nodes: Some(lookahead),
+        lanes,
+        max_rounds: rounds,
+        anchor_hint: None,
+        clock: ClockCell::default(),
+        root_seen: RootCell::default(),
+    }
+}
+
 /// Rounds until `stop` (`go infinite`, `go ponder`) over `moves` root moves
 /// with two or more workers: the root search has one to itself until the
 /// rounds end (a first search as large as round 1 names the anchor early,
@@ -199,6 +232,7 @@ pub fn open_rounds(
         root_open: true,
         first: ChildLimit::Nodes(first),
         lookahead_nodes: None,
+        lanes: None,
         max_rounds: MAX_OPEN_ROUNDS,
         anchor_hint: None,
         clock,
@@ -369,6 +403,7 @@ pub fn plan_timed(
                     root_open: root_then.is_some() && keeps_clock.is_none(),
                     first: ChildLimit::Nodes(nodes),
                     lookahead_nodes: None,
+                    lanes: None,
                     max_rounds: MAX_TIMED_ROUNDS,
                     anchor_hint: None,
                     clock: ClockCell::new(Some(clock)),

@@ -78,13 +78,18 @@ fn next_size(n: usize) -> usize {
 /// re-searches its candidates, and from round 2 the anchor with them (it
 /// usually is one of them when it is not), at `2^(r-1)` times round 1's
 /// budget. A multistep lookahead's deeper levels count too, with
-/// `branching` legal moves at every position they expand.
+/// `branching` legal moves at every position they expand. On `lanes`
+/// virtual workers ([`RoundPlan::lanes`]) `total` is each lane's, and a
+/// round costs its waves: the candidates a lane searches one after the
+/// other (all of a candidate's calls on one lane, as the pool places
+/// them).
 pub fn first_round_nodes(
     total: u64,
     settings: Settings,
     moves: usize,
     branching: usize,
     rounds: u32,
+    lanes: Option<usize>,
 ) -> u64 {
     let units: u64 = round_sizes(moves, rounds)
         .iter()
@@ -94,10 +99,34 @@ pub fn first_round_nodes(
             let calls = settings
                 .lookahead
                 .calls(searched, branching, settings.prune_width);
+            let calls = match lanes {
+                Some(lanes) => {
+                    let waves = searched.div_ceil(lanes.max(1)) as u64;
+                    waves * calls.div_ceil(searched as u64)
+                }
+                None => calls,
+            };
             calls * (1u64 << r.min(40))
         })
         .sum();
     (total / units.max(1)).max(1)
+}
+
+/// The nodes the busiest of `lanes` virtual workers searched in a round
+/// whose candidates each cost `costs` (all of a candidate's calls on one
+/// lane): dealt longest first, each to the least loaded lane. A real pool
+/// deals them as workers come free, in arrival order; a round's calls
+/// share one budget, so the two come out alike.
+pub fn busiest_lane(costs: impl IntoIterator<Item = u64>, lanes: usize) -> u64 {
+    let mut costs: Vec<u64> = costs.into_iter().collect();
+    costs.sort_unstable_by(|a, b| b.cmp(a));
+    let mut load = vec![0u64; lanes.max(1)];
+    for cost in costs {
+        if let Some(least) = load.iter_mut().min() {
+            *least += cost;
+        }
+    }
+    load.into_iter().max().unwrap_or(0)
 }
 
 /// How a decision in rounds spends its budget.
@@ -119,6 +148,12 @@ pub struct RoundPlan {
     /// that small searches that overshoot their limit (a child always ends
     /// its first iteration) do not overspend the total.
     pub lookahead_nodes: Option<u64>,
+    /// Virtual workers the lookahead runs on (`VirtualWorkers` less the
+    /// root search's): `lookahead_nodes` is then each one's budget, and a
+    /// round costs what its busiest one searched ([`busiest_lane`]), as if
+    /// every lane were a machine of its own whose time is counted in
+    /// nodes. `None`: the budget is the sum of every call's nodes.
+    pub lanes: Option<usize>,
     pub max_rounds: u32,
     /// The evaluator's move here as an earlier decision found it (its leaf
     /// search of this very position, when the game went as predicted): the
@@ -450,7 +485,8 @@ pub async fn decide_in_rounds<C: Children>(
     // The latest estimate of every root move, and the nodes spent on it.
     let mut latest: HashMap<Move, Candidate> = HashMap::new();
     let mut spent: HashMap<Move, u64> = HashMap::new();
-    // What the lookahead used of its node total: every call's nodes.
+    // What the lookahead used of its node total: every call's nodes, or
+    // on virtual lanes the busiest lane's of each round.
     let mut used = 0u64;
     let mut kept: Option<Decision> = None;
     let mut kept_limit = plan.first;
@@ -473,7 +509,8 @@ pub async fn decide_in_rounds<C: Children>(
                     break;
                 }
                 let rounds_left = plan.max_rounds - number + 1;
-                let nodes = first_round_nodes(left, settings, alive.len(), branching, rounds_left);
+                let (moves, lanes) = (alive.len(), plan.lanes);
+                let nodes = first_round_nodes(left, settings, moves, branching, rounds_left, lanes);
                 ChildLimit::Nodes(nodes)
             }
             _ => plan.first.scaled(factor),
@@ -504,7 +541,10 @@ pub async fn decide_in_rounds<C: Children>(
         }?;
         stats.merge(&decision.stats);
         let cost = |c: &Candidate| c.calls.iter().map(|r| r.nodes).sum::<u64>();
-        used += decision.stats.nodes;
+        used += match plan.lanes {
+            Some(lanes) => busiest_lane(decision.candidates.iter().map(cost), lanes),
+            None => decision.stats.nodes,
+        };
         for c in &decision.candidates {
             *spent.entry(c.mv).or_default() += cost(c);
             // A cut round's unfinished candidates keep their earlier value.
@@ -621,7 +661,9 @@ pub async fn decide_in_rounds<C: Children>(
         (Some(a), Some((b, _))) if a == b => Some((a, Rule::Lookahead)),
         (Some(a), Some((b, vb))) => match (value_of(&decision.candidates, a), &decision.root) {
             (Some(va), Some(root)) if fortify(vb, va, margin) == Verdict::Lookahead => {
-                // Under a node total the check spends what the rounds left.
+                // Under a node total the check spends what the rounds left
+                // (on virtual lanes, what the busiest left: the check is
+                // one search, on one lane).
                 let left = plan.lookahead_nodes.map(|total| total.saturating_sub(used));
                 let c = check_deviation(children.as_ref(), game, (b, vb), root, left, cancel).await;
                 if let Some(r) = &c.report {
@@ -965,6 +1007,7 @@ mod tests {
             root_open: false,
             first: ChildLimit::Nodes(100),
             lookahead_nodes: None,
+            lanes: None,
             max_rounds: rounds_for(candidates.len()),
             anchor_hint,
             clock: ClockCell::default(),
@@ -1264,18 +1307,39 @@ mod tests {
     fn a_node_total_is_spread_over_the_rounds() {
         // One round: every move once, one-step: 40 calls for 20 moves.
         assert_eq!(
-            first_round_nodes(40_000, Settings::new(Lookahead::One), 20, 20, 1),
+            first_round_nodes(40_000, Settings::new(Lookahead::One), 20, 20, 1, None),
             1000
         );
         assert_eq!(
-            first_round_nodes(5, Settings::new(Lookahead::One), 20, 20, 1),
+            first_round_nodes(5, Settings::new(Lookahead::One), 20, 20, 1, None),
             1
         );
         // 4 moves in 2 rounds: 8 calls, then (2 + the anchor) × 2 calls at
         // twice the first budget: 20 units.
         assert_eq!(
-            first_round_nodes(20_000, Settings::new(Lookahead::One), 4, 4, 2),
+            first_round_nodes(20_000, Settings::new(Lookahead::One), 4, 4, 2, None),
             1000
         );
+        // On lanes, each lane's budget: 20 moves on 5 lanes are 4 waves of
+        // 2 calls (8 units); on 20 lanes or more, one wave.
+        let one = Settings::new(Lookahead::One);
+        assert_eq!(first_round_nodes(8_000, one, 20, 20, 1, Some(5)), 1000);
+        assert_eq!(first_round_nodes(2_000, one, 20, 20, 1, Some(20)), 1000);
+        assert_eq!(first_round_nodes(2_000, one, 20, 20, 1, Some(64)), 1000);
+        // 4 moves in 2 rounds on 2 lanes: 2 waves × 2 calls, then 3
+        // searched (2 waves) × 2 calls × 2: 12 units.
+        assert_eq!(first_round_nodes(12_000, one, 4, 4, 2, Some(2)), 1000);
+    }
+
+    #[test]
+    fn the_busiest_lane_is_the_rounds_clock() {
+        assert_eq!(busiest_lane([5, 5, 5, 5], 2), 10);
+        assert_eq!(busiest_lane([5, 5, 5, 5], 8), 5);
+        // Longest first: 7 | 5+2 | 4+3 on three lanes.
+        assert_eq!(busiest_lane([3, 7, 2, 5, 4], 3), 7);
+        // Greedy, not the best packing (6+6 | 4+4+4 would be 12).
+        assert_eq!(busiest_lane([6, 6, 4, 4, 4], 2), 14);
+        assert_eq!(busiest_lane([], 3), 0);
+        assert_eq!(busiest_lane([9, 1], 1), 10);
     }
 }

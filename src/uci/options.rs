@@ -84,7 +84,9 @@ pub struct Options {
     pub workers: String,
     pub threads: u32,
     /// `VirtualWorkers`: `go nodes B` as `B` nodes for each of this many
-    /// workers, time counted in nodes ([`crate::mpc::budget::virtual_pass`]);
+    /// workers, time counted in nodes (one even pass with a worker for every
+    /// root move, [`crate::mpc::budget::virtual_pass`], else
+    /// [`crate::mpc::budget::virtual_rounds`]);
     /// 0 or 1: off.
     pub virtual_workers: usize,
     pub child_threads: u32,

@@ -7,7 +7,7 @@ use mpcmc_protocol::Go;
 use crate::{
     mpc::{
         ChildLimit,
-        budget::{node_rounds, virtual_pass},
+        budget::{node_rounds, virtual_pass, virtual_rounds},
         level::Level,
         rounds::RoundPlan,
     },
@@ -81,15 +81,19 @@ pub(super) fn plan(
         return pass(ChildLimit::Depth(depth));
     }
     if let Some(nodes) = go.nodes {
-        // A total for the decision: rounds that follow the contenders; on
-        // virtual workers, each worker's.
+        // A total for the decision: rounds that follow the contenders. On
+        // virtual workers, each worker's: with a worker for every root move
+        // one even pass (the paper's setting); with fewer, rounds (an even
+        // pass then gives each call a sliver, and lost: see VirtualWorkers).
         let settings = options.settings();
-        if options.virtual_workers >= 2 {
-            let w = options.virtual_workers;
-            let (calls, root) = virtual_pass(nodes, settings, moves, branching, w);
-            return Plan::Fixed(Work::Even { calls, root });
-        }
-        let plan = node_rounds(nodes, settings, moves, branching);
+        let plan = match options.virtual_workers {
+            w if w > moves => {
+                let (calls, root) = virtual_pass(nodes, settings, moves, branching, w);
+                return Plan::Fixed(Work::Even { calls, root });
+            }
+            w if w >= 2 => virtual_rounds(nodes, settings, moves, branching, w),
+            _ => node_rounds(nodes, settings, moves, branching),
+        };
         return Plan::Fixed(Work::Rounds(Box::new(plan)));
     }
     if go.ends_when_told() {
@@ -127,7 +131,10 @@ mod tests {
         match plan(&go, &options, clock.time, (20, 20)) {
             Plan::Fixed(Work::Pass(limit)) => format!("pass {limit}"),
             Plan::Fixed(Work::Even { calls, root }) => format!("pass {calls}, root {root}"),
-            Plan::Fixed(Work::Rounds(r)) => format!("rounds from {}", r.first),
+            Plan::Fixed(Work::Rounds(r)) => match r.lanes {
+                Some(lanes) => format!("rounds on {lanes} lanes from {}", r.first),
+                None => format!("rounds from {}", r.first),
+            },
             Plan::Timed(t) => format!("timed {} {}", t.soft.as_millis(), t.hard.as_millis()),
             Plan::Deepening => "deepening".to_owned(),
             Plan::Level(level) => format!("level {}", level.elo()),
@@ -157,7 +164,7 @@ mod tests {
             (
                 "go nodes 50000",
                 &[("VirtualWorkers", "8")],
-                "pass nodes 8333, root nodes 50000",
+                "rounds on 7 lanes from nodes 714",
             ),
             (
                 "go nodes 50000",
