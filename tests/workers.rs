@@ -221,13 +221,17 @@ fn losing_every_extra_worker_leaves_the_root_search_playing_alone() {
 }
 
 /// `VirtualWorkers`: under `go nodes B` a decision over W virtual workers
-/// ends when its busiest lookahead worker has searched about `B` (each
-/// round costing its busiest lane), the root search has `B` of its own,
-/// and the lookahead as a whole searches several lanes' worth.
+/// ends when its busiest lookahead worker has searched about `B`, the root
+/// search has `B` of its own, and the lookahead as a whole searches
+/// several workers' worth. With fewer workers than root moves, in rounds
+/// (each costing its busiest lane); with a worker for every move, in one
+/// even pass (each call about `B/2`; the calls dealt as `busiest_lane`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_virtual_clock_ends_when_the_busiest_worker_reaches_the_budget() {
     use mpcmc::mpc::{
-        budget::virtual_rounds,
+        Candidate,
+        budget::{virtual_pass, virtual_rounds},
+        lookahead,
         rounds::{Noise, busiest_lane, decide_in_rounds},
     };
     let pool = Arc::new(Pool::start(
@@ -238,6 +242,15 @@ async fn the_virtual_clock_ends_when_the_busiest_worker_reaches_the_budget() {
     let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
     let budget = 40_000u64;
     let settings = Settings::new(Lookahead::One);
+    let cost = |c: &Candidate| c.calls.iter().map(|r| r.nodes).sum::<u64>();
+    // A child ends its first iteration past a small budget: some slack.
+    let within_budget = |busiest: u64, root: u64, what: String| {
+        assert!(
+            busiest <= budget + budget / 4 && busiest >= budget / 2,
+            "{what}: the busiest lane searched {busiest} of {budget}"
+        );
+        assert!(root >= budget / 2, "{what}: the root search, {root} nodes");
+    };
     for workers in [3usize, 9] {
         let plan = virtual_rounds(budget, settings, moves.len(), moves.len(), workers);
         let lanes = workers - 1;
@@ -253,63 +266,19 @@ async fn the_virtual_clock_ends_when_the_busiest_worker_reaches_the_budget() {
             &CancellationToken::new(),
             &mut |_, _| {},
             &mut |round| {
-                let cost = |c: &mpcmc::mpc::Candidate| c.calls.iter().map(|r| r.nodes).sum::<u64>();
                 busiest += busiest_lane(round.decision.candidates.iter().map(cost), lanes);
                 total += round.decision.stats.nodes;
             },
         )
         .await
         .expect("a decision");
-        // A child ends its first iteration past a small budget: some slack.
-        assert!(
-            busiest <= budget + budget / 4 && busiest >= budget / 2,
-            "{workers} workers: the busiest lane searched {busiest} of {budget}"
-        );
+        let root = d.root.as_ref().expect("a root search").nodes;
+        within_budget(busiest, root, format!("{workers} workers in rounds"));
         assert!(
             total > busiest * (lanes as u64).min(4) / 2,
             "{total} in all"
         );
-        let root = d.root.as_ref().expect("a root search");
-        assert!(
-            root.nodes >= budget / 2,
-            "the root search: {} nodes",
-            root.nodes
-        );
     }
-    if let Ok(pool) = Arc::try_unwrap(pool) {
-        pool.shutdown().await;
-    }
-}
-
-/// `VirtualWorkers` with a worker for every root move: one even pass, the
-/// root search `B` nodes on one worker, every root move's calls on one of
-/// the others (dealt longest first, as `busiest`): the busiest lookahead
-/// worker searches about `B` (each call about `B/2`), and the lookahead as
-/// a whole several workers' worth.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_virtual_even_pass_gives_each_call_half_a_worker() {
-    use mpcmc::mpc::{budget::virtual_pass, lookahead};
-    /// The nodes the busiest of `lanes` workers searches when each root
-    /// move's calls (`costs`) go to the least loaded one, longest first.
-    fn busiest(costs: impl IntoIterator<Item = u64>, lanes: usize) -> u64 {
-        let mut costs: Vec<u64> = costs.into_iter().collect();
-        costs.sort_unstable_by(|a, b| b.cmp(a));
-        let mut load = vec![0u64; lanes];
-        for cost in costs {
-            if let Some(least) = load.iter_mut().min() {
-                *least += cost;
-            }
-        }
-        load.into_iter().max().unwrap_or(0)
-    }
-    let pool = Arc::new(Pool::start(
-        Options::default().pool_config().expect("config"),
-    ));
-    pool.ready().await;
-    let game = Arc::new(Game::from_fen(FEN, CastlingMode::Standard).expect("fen"));
-    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
-    let budget = 40_000u64;
-    let settings = Settings::new(Lookahead::One);
     for workers in [moves.len() + 1, 64] {
         let (calls, root) = virtual_pass(budget, settings, moves.len(), moves.len(), workers);
         assert_eq!(root, ChildLimit::Nodes(budget));
@@ -326,23 +295,17 @@ async fn the_virtual_even_pass_gives_each_call_half_a_worker() {
         )
         .await
         .expect("a decision");
-        let cost = |c: &mpcmc::mpc::Candidate| c.calls.iter().map(|r| r.nodes).sum::<u64>();
-        let busiest = busiest(d.candidates.iter().map(cost), lanes);
+        let busiest = busiest_lane(d.candidates.iter().map(cost), lanes);
         let total: u64 = d.candidates.iter().map(cost).sum();
-        // A child ends its first iteration past a small budget: some slack.
-        assert!(
-            busiest <= budget + budget / 4 && busiest >= budget / 2,
-            "{workers} workers ({calls}): the busiest searched {busiest} of {budget}"
+        let root = d.root.as_ref().expect("a root search").nodes;
+        within_budget(
+            busiest,
+            root,
+            format!("{workers} workers, one pass of {calls}"),
         );
         assert!(
             total > busiest * (lanes.min(moves.len()) as u64) / 2,
             "{total} in all"
-        );
-        let root = d.root.as_ref().expect("a root search");
-        assert!(
-            root.nodes >= budget / 2,
-            "the root search: {} nodes",
-            root.nodes
         );
     }
     if let Ok(pool) = Arc::try_unwrap(pool) {

@@ -33,8 +33,30 @@ use crate::{
     },
 };
 
-/// What the tables were opened with: `SyzygyPath`, `Syzygy50MoveRule`.
-type TablesKey = (String, bool);
+/// A file a user names in the options (a book, tablebases), opened once
+/// for the options that name it (`K`) and again when they change; `None`
+/// when it could not be opened (said once, when first tried).
+struct Opened<K, T>(Option<(K, Option<Arc<T>>)>);
+
+impl<K, T> Default for Opened<K, T> {
+    fn default() -> Opened<K, T> {
+        Opened(None)
+    }
+}
+
+impl<K: PartialEq, T> Opened<K, T> {
+    /// What `key` opens: the kept one, or `open`'s when the key changed.
+    fn get(&mut self, key: K, open: impl FnOnce() -> Option<T>) -> Option<Arc<T>> {
+        if let Some((opened, value)) = &self.0
+            && *opened == key
+        {
+            return value.clone();
+        }
+        let value = open().map(Arc::new);
+        self.0 = Some((key, value.clone()));
+        value
+    }
+}
 
 /// The meta-engine's side of a session.
 pub struct Meta {
@@ -50,10 +72,10 @@ pub struct Meta {
     lateness: Arc<std::sync::Mutex<Lateness>>,
     /// What the game's decisions carry to the next ones.
     carry: carry::CarryCell,
-    /// The opening book last opened (`BookFile`), or why it could not be.
-    book: Option<(String, Option<Arc<Book>>)>,
-    /// The tablebases last opened (`SyzygyPath`), or why they could not be.
-    tables: Option<(TablesKey, Option<Arc<Tables>>)>,
+    /// The opening book last opened (`BookFile`).
+    book: Opened<String, Book>,
+    /// The tablebases last opened (`SyzygyPath`, `Syzygy50MoveRule`).
+    tables: Opened<(String, bool), Tables>,
 }
 
 /// How long `isready` waits for the children to start.
@@ -69,8 +91,8 @@ impl Meta {
             noise: Arc::default(),
             lateness: Arc::default(),
             carry: carry::CarryCell::default(),
-            book: None,
-            tables: None,
+            book: Opened::default(),
+            tables: Opened::default(),
         }
     }
 
@@ -81,59 +103,42 @@ impl Meta {
         if !self.options.own_book {
             return None;
         }
-        let path = self.options.book_file.trim();
-        if let Some((opened, book)) = &self.book
-            && opened == path
-        {
-            return book.clone();
-        }
-        let book = if path.is_empty() {
-            out.info_string("OwnBook is on but BookFile is empty: playing without a book");
-            None
-        } else {
-            match Book::open(std::path::Path::new(path)) {
-                Ok(book) => Some(Arc::new(book)),
-                Err(e) => {
-                    out.info_string(format!("OwnBook: {e}; playing without a book"));
-                    None
-                }
+        let path = self.options.book_file.trim().to_owned();
+        self.book.get(path.clone(), || {
+            if path.is_empty() {
+                out.info_string("OwnBook is on but BookFile is empty: playing without a book");
+                return None;
             }
-        };
-        self.book = Some((path.to_owned(), book.clone()));
-        book
+            Book::open(std::path::Path::new(&path))
+                .map_err(|e| out.info_string(format!("OwnBook: {e}; playing without a book")))
+                .ok()
+        })
     }
 
     /// The tablebases of `SyzygyPath`, opened once (and again when it
     /// changes); a path that cannot be used is said in an `info string`
     /// when first tried, and the engine plays without tables.
     fn tables(&mut self, out: &Output) -> Option<Arc<Tables>> {
-        let path = self.options.syzygy_path.trim();
+        let path = self.options.syzygy_path.trim().to_owned();
         if path.is_empty() {
             return None;
         }
         let rule = self.options.syzygy_50_move_rule;
-        if let Some(((opened, opened_rule), tables)) = &self.tables
-            && opened == path
-            && *opened_rule == rule
-        {
-            return tables.clone();
-        }
-        let tables = match Tables::open(path, rule) {
-            Ok(tables) => {
-                out.info_string(format!(
-                    "SyzygyPath: {} tablebase files, up to {} pieces",
-                    tables.files(),
-                    tables.max_pieces()
-                ));
-                Some(Arc::new(tables))
-            }
-            Err(e) => {
-                out.info_string(format!("SyzygyPath: {e}; playing without tablebases"));
-                None
-            }
-        };
-        self.tables = Some(((path.to_owned(), rule), tables.clone()));
-        tables
+        self.tables
+            .get((path.clone(), rule), || match Tables::open(&path, rule) {
+                Ok(tables) => {
+                    out.info_string(format!(
+                        "SyzygyPath: {} tablebase files, up to {} pieces",
+                        tables.files(),
+                        tables.max_pieces()
+                    ));
+                    Some(tables)
+                }
+                Err(e) => {
+                    out.info_string(format!("SyzygyPath: {e}; playing without tablebases"));
+                    None
+                }
+            })
     }
 
     /// The pool for the current options, started or restarted as needed.

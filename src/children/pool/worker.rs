@@ -346,9 +346,10 @@ impl Worker {
                 queue.searched_by(job.position, self.n - 1);
                 self.drops.answered();
             }
-            let why = result.as_ref().err().map(|e| e.to_string());
+            // Said only when the stall takes the worker out of rotation.
+            let out = stalled.and_then(|wait| Some((wait, result.as_ref().err()?.to_string())));
             let _ = job.reply.send(result);
-            if let (Some(wait), Some(why)) = (stalled, why)
+            if let Some((wait, why)) = out
                 && queue.take_out(n - 1)
             {
                 self.out_of_rotation(&queue, &why, wait).await;

@@ -47,7 +47,7 @@ impl Search {
         };
         loop {
             let outcome = self
-                .pass(Work::Pass(ChildLimit::Nodes(nodes)), settings, ends.clone())
+                .pass(Work::pass(ChildLimit::Nodes(nodes)), settings, ends.clone())
                 .await;
             // No child answered (the pass may have been cut by its own
             // rule for broken children: `stop` and `ponderhit` are

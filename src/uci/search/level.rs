@@ -60,7 +60,7 @@ impl Search {
             self.clock.runs_from(self.req.received, t, false);
         }
         let outcome = self
-            .pass(Work::Pass(ChildLimit::Nodes(nodes)), settings, ends)
+            .pass(Work::pass(ChildLimit::Nodes(nodes)), settings, ends)
             .await
             .ok_or_else(no_candidates)?;
         if let Some(drawn) = outcome.decision.drawn

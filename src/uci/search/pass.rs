@@ -37,7 +37,7 @@ impl Search {
         }
         let one_pass = !matches!(work, Work::Rounds(_));
         let limit = match &work {
-            Work::Pass(limit) | Work::Even { calls: limit, .. } => *limit,
+            Work::Pass { calls, .. } => *calls,
             Work::Rounds(plan) => plan.first,
         };
         let cancel = CancellationToken::new();
@@ -109,22 +109,12 @@ impl Search {
         let decision = {
             let work: std::pin::Pin<Box<dyn Future<Output = Option<Decision>> + Send + '_>> =
                 match work {
-                    Work::Pass(limit) => Box::pin(lookahead::pass(
-                        &pool,
-                        &game,
-                        &candidates,
-                        limit,
-                        Some(settings.root_limit(limit)),
-                        settings,
-                        &cancel,
-                        &mut on_candidate,
-                    )),
-                    Work::Even { calls, root } => Box::pin(lookahead::pass(
+                    Work::Pass { calls, root } => Box::pin(lookahead::pass(
                         &pool,
                         &game,
                         &candidates,
                         calls,
-                        Some(root),
+                        Some(root.unwrap_or_else(|| settings.root_limit(calls))),
                         settings,
                         &cancel,
                         &mut on_candidate,

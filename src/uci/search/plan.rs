@@ -43,13 +43,24 @@ pub(super) enum Due {
 /// What one pass of [`Search::pass`](super::Search::pass) runs.
 #[derive(Debug, Clone)]
 pub(super) enum Work {
-    /// Every candidate once, under this limit.
-    Pass(ChildLimit),
-    /// Every candidate once, its calls under `calls`, the root search
-    /// under `root` (virtual workers: [`virtual_pass`]).
-    Even { calls: ChildLimit, root: ChildLimit },
+    /// Every candidate once, its calls under `calls`; the root search
+    /// under `root`, or as the settings size it beside such calls
+    /// ([`Settings::root_limit`](crate::mpc::Settings::root_limit)) when
+    /// `None` (virtual workers set it: [`virtual_pass`]).
+    Pass {
+        calls: ChildLimit,
+        root: Option<ChildLimit>,
+    },
     /// A root search and rounds ([`decide_in_rounds`](crate::mpc::rounds::decide_in_rounds)).
     Rounds(Box<RoundPlan>),
+}
+
+impl Work {
+    /// One pass, every call under `calls`, the root search as the settings
+    /// size it.
+    pub(super) fn pass(calls: ChildLimit) -> Work {
+        Work::Pass { calls, root: None }
+    }
 }
 
 /// How `go` is budgeted; `time` is the move's on a clock or a move time
@@ -61,7 +72,7 @@ pub(super) fn plan(
     time: Option<MoveTime>,
     (moves, branching): (usize, usize),
 ) -> Plan {
-    let pass = |limit| Plan::Fixed(Work::Pass(limit));
+    let pass = |limit| Plan::Fixed(Work::pass(limit));
     // At a level every `go` but analysis (`go infinite`, full strength).
     if let Some(level) = options.level().filter(|_| !go.infinite) {
         return Plan::Level(level);
@@ -89,7 +100,8 @@ pub(super) fn plan(
         let plan = match options.virtual_workers {
             w if w > moves => {
                 let (calls, root) = virtual_pass(nodes, settings, moves, branching, w);
-                return Plan::Fixed(Work::Even { calls, root });
+                let root = Some(root);
+                return Plan::Fixed(Work::Pass { calls, root });
             }
             w if w >= 2 => virtual_rounds(nodes, settings, moves, branching, w),
             _ => node_rounds(nodes, settings, moves, branching),
@@ -129,8 +141,11 @@ mod tests {
         let overhead = Duration::from_millis(10);
         let clock = MoveClock::new(&go, Color::White, overhead);
         match plan(&go, &options, clock.time, (20, 20)) {
-            Plan::Fixed(Work::Pass(limit)) => format!("pass {limit}"),
-            Plan::Fixed(Work::Even { calls, root }) => format!("pass {calls}, root {root}"),
+            Plan::Fixed(Work::Pass { calls, root: None }) => format!("pass {calls}"),
+            Plan::Fixed(Work::Pass {
+                calls,
+                root: Some(root),
+            }) => format!("pass {calls}, root {root}"),
             Plan::Fixed(Work::Rounds(r)) => match r.lanes {
                 Some(lanes) => format!("rounds on {lanes} lanes from {}", r.first),
                 None => format!("rounds from {}", r.first),
