@@ -261,3 +261,143 @@ fn a_cursed_win_is_a_draw_under_the_fifty_move_rule() {
     let no_rule = Tables::open(TABLES, false).expect("tables");
     assert!(no_rule.value(&late).is_some_and(|v| v > Value::cp(20_000)));
 }
+
+/// K+Q+P v K+R (five pieces, beyond the test tables), where Qxd4+ takes
+/// the rook into K+Q+P v K, a tablebase win.
+const CAPTURE_INTO_A_WIN: &str = "3k4/8/8/8/3r4/8/1P1Q4/3K4 w - - 0 1";
+
+/// The built-in engine alone (`mpcmc engine`), as a GUI loads it, with the
+/// tables: the value after a capture into them is theirs (`tbhits`, the
+/// tablebase band), and without them it is an evaluation.
+#[test]
+fn the_engine_alone_probes_captures_into_the_tables() {
+    // KQP v KR: Qxd4+ takes the rook into KQP v K, a tablebase win.
+    let fen = CAPTURE_INTO_A_WIN;
+    let score = |flags: &[&str]| {
+        let mut e = Mpcmc::builtin(flags);
+        e.handshake();
+        e.send(&format!("position fen {fen}"));
+        e.send("go depth 6");
+        let (mv, lines) = e.bestmove(30 * SECOND);
+        assert_eq!(mv, "d2d4", "{lines:?}");
+        assert!(e.quit().success());
+        let line = lines
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("info depth"))
+            .expect("a line")
+            .clone();
+        (cp_of(&line), line)
+    };
+    let (with, line) = score(&[&format!("--syzygy-path={TABLES}")]);
+    assert!((19_000..20_000).contains(&with), "{line}");
+    assert!(line.contains(" tbhits "), "{line}");
+    let (without, line) = score(&[]);
+    assert!(without < 5_000, "{line}");
+    assert!(!line.contains(" tbhits "), "{line}");
+}
+
+/// The `cp` of an `info` line.
+fn cp_of(line: &str) -> i32 {
+    line.split_whitespace()
+        .skip_while(|w| *w != "cp")
+        .nth(1)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no cp in {line}"))
+}
+
+/// At a root the tables hold, the engine alone searches only the moves
+/// that keep the result, counted with the fifty-move counter: a win with
+/// time left on the counter shows as a tablebase win, the same win with
+/// five plies left is a draw under `Syzygy50MoveRule` and a win without it.
+#[test]
+fn the_engine_alone_values_its_root_by_the_tables_and_the_counter() {
+    let shown = |fen: &str, rule: bool| {
+        let mut e = Mpcmc::builtin(&[
+            &format!("--syzygy-path={TABLES}"),
+            &format!("--syzygy50-move-rule={rule}"),
+        ]);
+        e.handshake();
+        e.send(&format!("position fen {fen}"));
+        e.send("go nodes 5000");
+        let (mv, lines) = e.bestmove(30 * SECOND);
+        assert_legal(&chess(fen), &mv);
+        assert!(e.quit().success());
+        let line = lines
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("info depth"))
+            .expect("a line")
+            .clone();
+        assert!(line.contains(" tbhits "), "{line}");
+        cp_of(&line)
+    };
+    let krk = "8/8/8/4k3/8/8/8/KR6 w - - 0 1";
+    assert!(shown(krk, true) > 19_000);
+    let late = "8/8/8/4k3/8/8/8/KR6 w - - 95 60";
+    assert_eq!(shown(late, true), 0, "five plies left: a draw");
+    assert!(shown(late, false) > 19_000, "no fifty-move rule: a win");
+    // The side that loses sees the loss.
+    assert!(shown("8/8/8/4k3/8/8/8/KR6 b - - 0 1", true) < -19_000);
+}
+
+/// The engine alone with the tables converts wins that need technique
+/// within the fifty-move rule, playing both sides at a small budget:
+/// K+B+N v K and K+R v K end in mate before the counter reaches 100.
+#[test]
+fn the_engine_alone_converts_tablebase_wins_within_the_fifty_move_rule() {
+    let mut e = Mpcmc::builtin(&[&format!("--syzygy-path={TABLES}")]);
+    e.handshake();
+    for fen in [
+        "8/8/8/4k3/8/8/8/KBN5 w - - 0 1",
+        "8/8/8/3k4/8/8/8/R3K3 w - - 0 1",
+    ] {
+        e.send("ucinewgame");
+        let mut pos = chess(fen);
+        let mut moves: Vec<String> = Vec::new();
+        while !pos.is_game_over() {
+            assert!(
+                pos.halfmoves() < 100,
+                "{fen}: not converted by the fifty-move rule: {moves:?}"
+            );
+            e.send(&format!("position fen {fen} moves {}", moves.join(" ")));
+            e.send("go nodes 2000");
+            let (mv, _) = e.bestmove(30 * SECOND);
+            pos.play_unchecked(assert_legal(&pos, &mv));
+            moves.push(mv);
+        }
+        assert!(pos.is_checkmate(), "{fen}: {moves:?}");
+    }
+    assert!(e.quit().success());
+}
+
+/// The built-in children probe the tables in their own searches: a search
+/// of a position the tables do not hold reaches one, and the captures in
+/// its tree into the tables are theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_builtin_children_probe_the_tables_in_their_searches() {
+    tables();
+    let mut options = Options::default();
+    options.set("SyzygyPath", Some(TABLES)).expect("path");
+    let pool = Pool::start(options.pool_config().expect("config"));
+    pool.ready().await;
+    let game = Arc::new(Game::from_fen(CAPTURE_INTO_A_WIN, CastlingMode::Standard).expect("fen"));
+    let report = pool
+        .search(
+            Query::root(game, ChildLimit::Nodes(5000)),
+            CancellationToken::new(),
+        )
+        .await
+        .expect("a report");
+    assert!(
+        report.extra.tbhits.is_some_and(|n| n > 0),
+        "{:?}",
+        report.extra
+    );
+    assert!(
+        report.score.is_some_and(|v| v >= Value::cp(19_000)),
+        "{:?}",
+        report.score
+    );
+    pool.shutdown().await;
+}

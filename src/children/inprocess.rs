@@ -21,7 +21,7 @@ use std::{
 use shakmaty::Position;
 use tokio_util::sync::CancellationToken;
 
-use mpcmc_builtin::{self as builtin, Limits, StopOnDrop, TranspositionTable};
+use mpcmc_builtin::{self as builtin, Limits, StopOnDrop, TranspositionTable, syzygy::Syzygy};
 
 use crate::{
     children::client::{ChildConfig, ChildError, STOP_TIMEOUT, SearchError},
@@ -67,16 +67,20 @@ pub struct InProcess {
 
 impl InProcess {
     /// A fresh engine searching with `table` (see [`shared_table`]), or
-    /// with a table of its own; of the configured options it knows `Hash`
-    /// (others are reported and ignored: it has no others).
+    /// with a table of its own; of the configured options it knows `Hash`,
+    /// `Threads`, `SyzygyPath` and `Syzygy50MoveRule` (others are reported
+    /// and ignored: it has no others).
     pub fn new(
         config: &ChildConfig,
         label: String,
         table: Option<Arc<TranspositionTable>>,
     ) -> InProcess {
         let mut threads = 1;
+        let (mut syzygy_path, mut fifty_move_rule) = (String::new(), true);
         for (name, value) in &config.options {
             match name.to_ascii_lowercase().as_str() {
+                "syzygypath" => syzygy_path = value.trim().to_owned(),
+                "syzygy50moverule" => fifty_move_rule = !value.trim().eq_ignore_ascii_case("false"),
                 "threads" => match value.trim().parse::<usize>() {
                     Ok(n) if n >= 1 => threads = n,
                     _ => tracing::warn!("{label}: 'Threads={value}' is not a thread count; 1"),
@@ -93,6 +97,14 @@ impl InProcess {
             None => builtin::Engine::new(hash_mb(config)),
         };
         engine.set_threads(threads);
+        if !syzygy_path.is_empty() {
+            // The session said whether the path opens; a child that cannot
+            // open it searches without.
+            match Syzygy::open(&syzygy_path) {
+                Ok(tables) => engine.set_tablebases(Some(Arc::new(tables)), fifty_move_rule),
+                Err(e) => tracing::warn!("{label}: {e}"),
+            }
+        }
         InProcess {
             label: format!("{label} ({BUILTIN})"),
             engine: Arc::new(Mutex::new(engine)),
@@ -168,6 +180,7 @@ impl InProcess {
                         depth: p.depth,
                         extra: Extra {
                             seldepth: Some(p.seldepth),
+                            tbhits: (p.tbhits > 0).then_some(p.tbhits),
                             ..Extra::default()
                         },
                         score: Some(Value::from_uci(p.score)),
@@ -180,6 +193,7 @@ impl InProcess {
             let extra = Extra {
                 seldepth,
                 hashfull: Some(engine.hashfull()),
+                tbhits: (outcome.tbhits > 0).then_some(outcome.tbhits),
                 ..Extra::default()
             };
             Some((outcome, extra))

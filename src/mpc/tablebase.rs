@@ -13,83 +13,46 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
+use mpcmc_builtin::syzygy::Syzygy;
 use shakmaty::{Chess, Move, Position};
-use shakmaty_syzygy::{AmbiguousWdl, Tablebase};
+use shakmaty_syzygy::AmbiguousWdl;
 use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{Children, Extra, Query, Report, Value};
 
-/// Separates directories in `SyzygyPath`, as Stockfish reads it.
-#[cfg(windows)]
-pub const PATH_SEPARATOR: char = ';';
-#[cfg(not(windows))]
-pub const PATH_SEPARATOR: char = ':';
+pub use mpcmc_builtin::syzygy::{PATH_SEPARATOR, SyzygyError};
 
-/// A `SyzygyPath` that cannot be used, naming what failed.
-#[derive(Debug, thiserror::Error)]
-pub enum TablebaseError {
-    #[error("cannot read tablebase directory '{}': {source}", dir.display())]
-    Read {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("no Syzygy tables (.rtbw/.rtbz) in '{path}'")]
-    Empty { path: String },
-}
-
-/// The tables of every directory of a `SyzygyPath`.
+/// The tables of a `SyzygyPath` (opened by the built-in engine's
+/// [`Syzygy`], which probes them in its own search), valued on the
+/// meta-engine's scale.
+#[derive(Debug)]
 pub struct Tables {
-    tables: Tablebase<Chess>,
-    files: usize,
+    tables: Syzygy,
     /// `Syzygy50MoveRule`: a win the fifty-move rule frustrates (cursed)
     /// and a loss it saves (blessed) are draws; off, they are a win and a
     /// loss (correspondence chess without the rule).
     fifty_move_rule: bool,
 }
 
-impl std::fmt::Debug for Tables {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tables")
-            .field("files", &self.files)
-            .field("max_pieces", &self.max_pieces())
-            .finish()
-    }
-}
-
 impl Tables {
     /// Opens every directory of `path` (separated by [`PATH_SEPARATOR`]),
     /// valuing under the fifty-move rule or not.
-    pub fn open(path: &str, fifty_move_rule: bool) -> Result<Tables, TablebaseError> {
-        let mut tables = Tablebase::new();
-        let mut files = 0;
-        for dir in path.split(PATH_SEPARATOR).map(str::trim) {
-            if dir.is_empty() {
-                continue;
-            }
-            files += tables
-                .add_directory(dir)
-                .map_err(|source| TablebaseError::Read {
-                    dir: PathBuf::from(dir),
-                    source,
-                })?;
-        }
-        if files == 0 || tables.max_pieces() == 0 {
-            return Err(TablebaseError::Empty {
-                path: path.to_owned(),
-            });
-        }
-        Ok(Tables {
+    pub fn open(path: &str, fifty_move_rule: bool) -> Result<Tables, SyzygyError> {
+        Ok(Tables::new(Syzygy::open(path)?, fifty_move_rule))
+    }
+
+    pub fn new(tables: Syzygy, fifty_move_rule: bool) -> Tables {
+        Tables {
             tables,
-            files,
             fifty_move_rule,
-        })
+        }
     }
 
     /// Table files found.
     pub fn files(&self) -> usize {
-        self.files
+        self.tables.files()
     }
 
     /// The most pieces (kings included) of any table found.
@@ -100,7 +63,7 @@ impl Tables {
     /// Whether `pos` may be in the tables: few enough pieces, no castling
     /// rights (the tables know none).
     pub fn covers(&self, pos: &Chess) -> bool {
-        pos.board().occupied().count() <= self.max_pieces() && pos.castles().is_empty()
+        self.tables.covers(pos)
     }
 
     /// The value of `pos` for the side to move, counting its fifty-move
@@ -112,8 +75,9 @@ impl Tables {
         }
         let probed = self
             .tables
+            .tables()
             .probe_wdl(pos)
-            .and_then(|wdl| Ok((wdl, self.tables.probe_dtz(pos)?)));
+            .and_then(|wdl| Ok((wdl, self.tables.tables().probe_dtz(pos)?)));
         let (wdl, dtz) = match probed {
             Ok(found) => found,
             Err(e) => {
@@ -138,7 +102,7 @@ impl Tables {
     /// one of its moves.
     pub fn best_move(&self, pos: &Chess) -> Option<(Move, Value)> {
         let value = self.value(pos)?;
-        match self.tables.best_move(pos) {
+        match self.tables.tables().best_move(pos) {
             Ok(Some((mv, _))) => Some((mv, value)),
             Ok(None) => None,
             Err(e) => {

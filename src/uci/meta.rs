@@ -12,10 +12,11 @@ use std::{
 };
 
 use mpcmc_builtin::go as builtin_go;
+use mpcmc_builtin::syzygy::Syzygy;
 use mpcmc_protocol::{
     OptionSpec, OptionType,
     output::Output,
-    session::{self, Searcher},
+    session::{self, Opened, Searcher},
 };
 use shakmaty::CastlingMode;
 use tokio::task::JoinHandle;
@@ -32,31 +33,6 @@ use crate::{
         time::Lateness,
     },
 };
-
-/// A file a user names in the options (a book, tablebases), opened once
-/// for the options that name it (`K`) and again when they change; `None`
-/// when it could not be opened (said once, when first tried).
-struct Opened<K, T>(Option<(K, Option<Arc<T>>)>);
-
-impl<K, T> Default for Opened<K, T> {
-    fn default() -> Opened<K, T> {
-        Opened(None)
-    }
-}
-
-impl<K: PartialEq, T> Opened<K, T> {
-    /// What `key` opens: the kept one, or `open`'s when the key changed.
-    fn get(&mut self, key: K, open: impl FnOnce() -> Option<T>) -> Option<Arc<T>> {
-        if let Some((opened, value)) = &self.0
-            && *opened == key
-        {
-            return value.clone();
-        }
-        let value = open().map(Arc::new);
-        self.0 = Some((key, value.clone()));
-        value
-    }
-}
 
 /// The meta-engine's side of a session.
 pub struct Meta {
@@ -124,21 +100,11 @@ impl Meta {
             return None;
         }
         let rule = self.options.syzygy_50_move_rule;
-        self.tables
-            .get((path.clone(), rule), || match Tables::open(&path, rule) {
-                Ok(tables) => {
-                    out.info_string(format!(
-                        "SyzygyPath: {} tablebase files, up to {} pieces",
-                        tables.files(),
-                        tables.max_pieces()
-                    ));
-                    Some(tables)
-                }
-                Err(e) => {
-                    out.info_string(format!("SyzygyPath: {e}; playing without tablebases"));
-                    None
-                }
-            })
+        self.tables.get((path.clone(), rule), || {
+            let (tables, said) = Syzygy::open_saying(&path);
+            out.info_string(said);
+            tables.map(|t| Tables::new(t, rule))
+        })
     }
 
     /// The pool for the current options, started or restarted as needed.

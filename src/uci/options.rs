@@ -70,6 +70,13 @@ impl mpcmc_builtin::uci::Settings for EngineAlone {
     fn castling_mode(&self) -> CastlingMode {
         self.0.castling_mode()
     }
+
+    fn syzygy(&self) -> (String, bool) {
+        (
+            self.0.syzygy_path.trim().to_owned(),
+            self.0.syzygy_50_move_rule,
+        )
+    }
 }
 
 /// Option values, typed.
@@ -558,7 +565,7 @@ const TABLE: [Def; 35] = [
     Def {
         name: "SyzygyPath",
         kind: || string(""),
-        standalone: false,
+        standalone: true,
         // Opened at the next `go`; a path that cannot be read then is said
         // in an `info string`. Children that declare it get it too.
         apply: |o, v| {
@@ -569,7 +576,7 @@ const TABLE: [Def; 35] = [
     Def {
         name: "Syzygy50MoveRule",
         kind: || check(true),
-        standalone: false,
+        standalone: true,
         apply: |o, v| {
             o.syzygy_50_move_rule = v.on();
             Ok(())
@@ -971,9 +978,9 @@ impl Options {
         if self.show_wdl {
             options.push(("UCI_ShowWDL".to_owned(), "true".to_owned()));
         }
-        // The built-in child probes no tables itself (yet): mpcmc does, at
-        // the root.
-        if !self.syzygy_path.trim().is_empty() && !crate::children::inprocess::is_builtin(command) {
+        // Children probe the tables in their own searches (the built-in
+        // one too); mpcmc answers the positions they hold itself.
+        if !self.syzygy_path.trim().is_empty() {
             options.push(("SyzygyPath".to_owned(), self.syzygy_path.trim().to_owned()));
             let rule = if self.syzygy_50_move_rule {
                 "true"
@@ -1266,7 +1273,7 @@ mod tests {
     }
 
     #[test]
-    fn syzygy_path_goes_to_external_children_only() {
+    fn syzygy_path_goes_to_every_child() {
         let mut o = Options::default();
         o.set("SyzygyPath", Some("/tb/345:/tb/6")).expect("path");
         o.set("Workers", Some("builtin; /usr/games/stockfish"))
@@ -1276,7 +1283,7 @@ mod tests {
             let child = c.groups[g].evaluator.as_ref().expect("evaluator");
             option(child, "SyzygyPath")
         };
-        assert_eq!(path(0), None, "the built-in child probes no tables");
+        assert_eq!(path(0).as_deref(), Some("/tb/345:/tb/6"), "built-in");
         assert_eq!(path(1).as_deref(), Some("/tb/345:/tb/6"));
         o.set("Syzygy50MoveRule", Some("false")).expect("rule");
         let c = o.pool_config().expect("config");

@@ -18,7 +18,7 @@ use mpcmc_protocol::{Go, Info, game::Game, output::Output};
 use shakmaty::{Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Engine, Limits, Outcome, Progress, StopOnDrop};
+use crate::{Engine, Limits, Outcome, Progress, StopOnDrop, syzygy::Syzygy};
 
 /// Everything one `go` of the engine alone needs.
 pub struct BuiltinGo {
@@ -33,6 +33,9 @@ pub struct BuiltinGo {
     pub clear: Arc<AtomicBool>,
     pub out: Output,
     pub overhead: Duration,
+    /// `SyzygyPath`'s tables, and `Syzygy50MoveRule`.
+    pub tables: Option<Arc<Syzygy>>,
+    pub fifty_move_rule: bool,
     pub stop: CancellationToken,
     pub ponderhit: CancellationToken,
 }
@@ -83,6 +86,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
     // Pondering, what ends the search after `ponderhit`.
     let ponder_limits = req.go.ponder.then(|| limits.clone());
     let (hash_mb, threads, clear) = (req.hash_mb, req.threads, req.clear.clone());
+    let (tables, fifty_move_rule) = (req.tables.clone(), req.fifty_move_rule);
     let started = Instant::now();
     let mut search = tokio::task::spawn_blocking(move || {
         // A panic in an earlier search poisoned the lock: start clean.
@@ -94,6 +98,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
             engine.set_hash(hash_mb);
         }
         engine.set_threads(threads);
+        engine.set_tablebases(tables, fifty_move_rule);
         if clear.swap(false, Ordering::Relaxed) {
             engine.clear();
         }
@@ -118,6 +123,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
                 seldepth: depth,
                 score,
                 nodes: outcome.nodes,
+                tbhits: outcome.tbhits,
                 time: started.elapsed(),
                 pv: outcome.pv.clone(),
             };
@@ -169,6 +175,7 @@ fn info(p: &Progress, castling: shakmaty::CastlingMode, started: Instant) -> Inf
             .iter()
             .map(|m| UciMove::from_move(*m, castling))
             .collect(),
+        tbhits: (p.tbhits > 0).then_some(p.tbhits),
         ..Info::counts(p.nodes, started.elapsed())
     }
 }

@@ -27,6 +27,7 @@ use std::{
 mod eval;
 pub mod go;
 mod search;
+pub mod syzygy;
 mod tt;
 pub mod uci;
 
@@ -35,7 +36,10 @@ pub use self::tt::TranspositionTable;
 use mpcmc_protocol::{Bound, Go, ScoreKind, UciScore};
 use shakmaty::{CastlingMode, Chess, Color, Move, MoveList, Position};
 
-use self::search::{Budget, CLOCK_MOVES, History, MAX_DEPTH, Search, clock_budget, uci_score};
+use self::search::{
+    Budget, CLOCK_MOVES, DECIDED, History, MAX_DEPTH, Search, clock_budget, uci_score,
+};
+use self::syzygy::{RootRanking, Syzygy};
 use mpcmc_protocol::game::{FenError, position_from_fen};
 
 /// Sets the stop flag when dropped: a search whose waiter went away (an
@@ -258,6 +262,8 @@ pub struct Progress {
     /// From the side to move at the root.
     pub score: UciScore,
     pub nodes: u64,
+    /// Positions the tablebases valued.
+    pub tbhits: u64,
     pub time: Duration,
     pub pv: Vec<Move>,
 }
@@ -272,6 +278,8 @@ pub struct Outcome {
     pub score: Option<UciScore>,
     pub depth: u32,
     pub nodes: u64,
+    /// Positions the tablebases valued.
+    pub tbhits: u64,
     pub pv: Vec<Move>,
 }
 
@@ -287,6 +295,8 @@ pub struct Engine {
     pv: Vec<Vec<Move>>,
     /// The helper threads' own state, one each ([`Engine::set_threads`]).
     helpers: Vec<Helper>,
+    /// Tablebases (`SyzygyPath`) and whether the fifty-move rule holds.
+    tablebases: Option<(Arc<Syzygy>, bool)>,
 }
 
 /// What a helper thread keeps between searches: its move ordering and its
@@ -309,7 +319,14 @@ impl Engine {
             history: History::new(),
             pv: search::pv_table(),
             helpers: Vec::new(),
+            tablebases: None,
         }
+    }
+
+    /// Tablebases to probe at the root and in the search (`SyzygyPath`),
+    /// valued under the fifty-move rule or not (`Syzygy50MoveRule`).
+    pub fn set_tablebases(&mut self, tables: Option<Arc<Syzygy>>, fifty_move_rule: bool) {
+        self.tablebases = tables.map(|t| (t, fifty_move_rule));
     }
 
     /// Search threads (`Threads`, at least 1): the extra ones are helpers
@@ -400,6 +417,7 @@ impl Engine {
                 score: None,
                 depth: 0,
                 nodes: 0,
+                tbhits: 0,
                 pv: Vec::new(),
             };
         };
@@ -416,6 +434,22 @@ impl Engine {
             1
         };
         let root_hash = mpcmc_protocol::game::hash(root);
+        // A root the tables hold: only the moves that keep its result are
+        // searched, and the search probes no further (its positions are
+        // all in the tables; the ranking already read their DTZ).
+        let ranking = self.tablebases.as_ref().and_then(|(tables, rule)| {
+            let repeated = repeated_since_zeroing(history, root_hash, root.halfmoves());
+            tables.rank_root(root, &root_moves, repeated, *rule)
+        });
+        let root_moves = match &ranking {
+            Some(r) => r.moves.iter().copied().collect(),
+            None => root_moves,
+        };
+        let first_move = root_moves.first().copied().unwrap_or(first_move);
+        let probing = match (&ranking, &self.tablebases) {
+            (None, Some((tables, rule))) => Some((&**tables, *rule)),
+            _ => None,
+        };
         let searchmoves = (root_moves.len() < root.legal_moves().len()).then(|| root_moves.clone());
         let helpers_stop = Arc::new(AtomicBool::new(false));
         let helper_nodes = AtomicU64::new(0);
@@ -430,7 +464,9 @@ impl Engine {
                 let spawned = std::thread::Builder::new()
                     .name("builtin-helper".into())
                     .spawn_scoped(scope, move || {
-                        helper.search(tt, root, history, root_hash, moves, depth, stop, nodes);
+                        helper.search(
+                            tt, root, history, root_hash, moves, depth, probing, stop, nodes,
+                        );
                     });
                 // A thread the system refuses is a helper fewer.
                 if spawned.is_err() {
@@ -448,6 +484,10 @@ impl Engine {
                 &root_moves,
                 first_move,
                 budget,
+                Tablebases {
+                    probing,
+                    ranking: ranking.as_ref(),
+                },
                 stop,
                 &helper_nodes,
                 started,
@@ -471,6 +511,7 @@ impl Engine {
         root_moves: &MoveList,
         first_move: Move,
         budget: Budget,
+        tablebases: Tablebases,
         stop: &AtomicBool,
         helper_nodes: &AtomicU64,
         started: Instant,
@@ -479,6 +520,10 @@ impl Engine {
         let max_depth = budget.depth;
         let mut search = Search::new(tt, main_history, main_pv, stop, budget, history, root_hash);
         search.root_moves = searchmoves;
+        tablebases.arm(&mut search);
+        // The root's ranking read every move's DTZ.
+        let root_hits = tablebases.ranking.map_or(0, |r| r.moves.len() as u64);
+        let shown = |score: i32| to_uci(tablebases.shown(score));
 
         // (depth, score, pv) of the last completed iteration.
         let mut completed: Option<(u32, i32, Vec<Move>)> = None;
@@ -501,8 +546,9 @@ impl Engine {
             on_progress(&Progress {
                 depth,
                 seldepth: (search.seldepth as u32).max(depth),
-                score: to_uci(score),
+                score: shown(score),
                 nodes: search.nodes + helper_nodes.load(Ordering::Relaxed),
+                tbhits: root_hits + search.tbhits,
                 time: started.elapsed(),
                 pv: pv.clone(),
             });
@@ -538,9 +584,10 @@ impl Engine {
         Outcome {
             best: pv.first().copied().or(Some(first_move)),
             ponder: pv.get(1).copied(),
-            score: completed.as_ref().map(|c| to_uci(c.1)),
+            score: completed.as_ref().map(|c| shown(c.1)),
             depth: completed.as_ref().map_or(0, |c| c.0),
             nodes: search.nodes,
+            tbhits: root_hits + search.tbhits,
             pv,
         }
     }
@@ -559,6 +606,7 @@ impl Helper {
         root_hash: u64,
         root_moves: Option<MoveList>,
         max_depth: u32,
+        probing: Option<(&Syzygy, bool)>,
         stop: &AtomicBool,
         nodes: &AtomicU64,
     ) {
@@ -579,6 +627,11 @@ impl Helper {
             root_hash,
         );
         search.root_moves = root_moves;
+        Tablebases {
+            probing,
+            ranking: None,
+        }
+        .arm(&mut search);
         let mut prev = None;
         let mut counted = 0;
         for depth in 1..=max_depth {
@@ -601,6 +654,45 @@ impl Outcome {
         self.nodes += helper_nodes.load(Ordering::Relaxed);
         self
     }
+}
+
+/// The tablebases in one search.
+#[derive(Clone, Copy)]
+struct Tablebases<'a> {
+    /// Probed in the search, under the fifty-move rule or not.
+    probing: Option<(&'a Syzygy, bool)>,
+    /// The root's moves as the tables rank them, when they hold the root.
+    ranking: Option<&'a RootRanking>,
+}
+
+impl<'a> Tablebases<'a> {
+    fn arm(self, search: &mut Search<'a>) {
+        if let Some((tables, rule)) = self.probing {
+            search.tables = Some(tables);
+            search.fifty_move_rule = rule;
+        }
+    }
+
+    /// The score an `info` line shows: the tables' at a root they hold,
+    /// unless the search found a mate or the tables' result itself (as
+    /// Stockfish shows it).
+    fn shown(self, score: i32) -> i32 {
+        match self.ranking {
+            Some(r) if score.abs() < DECIDED => r.score,
+            _ => score,
+        }
+    }
+}
+
+/// Whether a position has occurred twice since the last capture or pawn
+/// move (`halfmoves` ago): the game's positions before the root
+/// (`history`, oldest first) and the root.
+fn repeated_since_zeroing(history: &[u64], root: u64, halfmoves: u32) -> bool {
+    let since = history.len().saturating_sub(halfmoves as usize);
+    let mut seen: Vec<u64> = history[since..].to_vec();
+    seen.push(root);
+    seen.sort_unstable();
+    seen.windows(2).any(|w| w[0] == w[1])
 }
 
 /// A static evaluation of `pos` in centipawns from the side to move.
@@ -880,7 +972,7 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 let hash = mpcmc_protocol::game::hash(&root);
-                helper.search(&tt, &root, &[], hash, None, MAX_DEPTH, &stop, &nodes);
+                helper.search(&tt, &root, &[], hash, None, MAX_DEPTH, None, &stop, &nodes);
             });
             std::thread::sleep(Duration::from_millis(100));
             stop.store(true, Ordering::Relaxed);

@@ -25,6 +25,7 @@ use mpcmc_protocol::game::{self, hash_after};
 
 use super::{
     eval::{evaluate, see_value},
+    syzygy::{self, Syzygy},
     tt::{TranspositionTable, TtBound, TtMove},
 };
 
@@ -36,6 +37,14 @@ pub const MAX_DEPTH: u32 = 100;
 pub const MATE: i32 = 32_000;
 /// Scores beyond this are mates.
 pub const MATE_BOUND: i32 = MATE - 2 * MAX_PLY as i32;
+/// A tablebase win at the root (less the plies to it): above every
+/// evaluation, below every mate.
+pub const TB_WIN: i32 = MATE_BOUND - 1;
+/// Scores beyond this magnitude are decided: a tablebase result or a mate.
+pub const DECIDED: i32 = TB_WIN - MAX_PLY as i32;
+/// The `cp` a tablebase win at the root reads as (less the plies to it),
+/// as Stockfish writes it: GUIs show it as a tablebase win.
+const TB_WIN_CP: i32 = 20_000;
 const INF: i32 = 32_500;
 
 /// Stop and clock checks happen every this many nodes (a power of two).
@@ -59,7 +68,8 @@ fn lmr_table() -> &'static [[u8; 64]; 64] {
     })
 }
 
-/// Converts a search score to UCI terms: `Ok(cp)` or `Err(mate in moves)`.
+/// Converts a search score to UCI terms: `Ok(cp)` or `Err(mate in moves)`;
+/// a tablebase result is `cp` ±20000 less the plies to it.
 pub fn uci_score(score: i32) -> Result<i32, i32> {
     if score >= MATE_BOUND {
         let plies = MATE - score;
@@ -67,15 +77,21 @@ pub fn uci_score(score: i32) -> Result<i32, i32> {
     } else if score <= -MATE_BOUND {
         let plies = MATE + score;
         Err(-(plies / 2))
+    } else if score >= DECIDED {
+        Ok(TB_WIN_CP - (TB_WIN - score))
+    } else if score <= -DECIDED {
+        Ok(-TB_WIN_CP + (TB_WIN + score))
     } else {
         Ok(score)
     }
 }
 
+/// Decided scores (mates, tablebase results) count plies from the node
+/// in the table, from the root in the search.
 fn score_to_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_BOUND {
+    if score >= DECIDED {
         score + ply as i32
-    } else if score <= -MATE_BOUND {
+    } else if score <= -DECIDED {
         score - ply as i32
     } else {
         score
@@ -83,9 +99,9 @@ fn score_to_tt(score: i32, ply: usize) -> i32 {
 }
 
 fn score_from_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_BOUND {
+    if score >= DECIDED {
         score - ply as i32
-    } else if score <= -MATE_BOUND {
+    } else if score <= -DECIDED {
         score + ply as i32
     } else {
         score
@@ -186,6 +202,13 @@ pub struct Search<'a> {
     /// a move and a score always come from a complete depth-1 search; `stop`
     /// applies from the start).
     pub limits_armed: bool,
+    /// Tablebases probed in the search (none when the root is in them:
+    /// its moves are ranked instead, [`Syzygy::rank_root`]).
+    pub tables: Option<&'a Syzygy>,
+    /// `Syzygy50MoveRule`: cursed wins and blessed losses are draws.
+    pub fifty_move_rule: bool,
+    /// Positions the tables valued.
+    pub tbhits: u64,
 }
 
 impl<'a> Search<'a> {
@@ -218,6 +241,9 @@ impl<'a> Search<'a> {
             root_best: None,
             root_moves: None,
             limits_armed: false,
+            tables: None,
+            fifty_move_rule: true,
+            tbhits: 0,
         }
     }
 
@@ -301,7 +327,7 @@ impl<'a> Search<'a> {
         let depth = depth as i32;
         let mut delta = 25;
         let (mut alpha, mut beta) = match prev {
-            Some(p) if depth >= 5 && p.abs() < MATE_BOUND => (p - delta, p + delta),
+            Some(p) if depth >= 5 && p.abs() < DECIDED => (p - delta, p + delta),
             _ => (-INF, INF),
         };
         loop {
@@ -390,8 +416,46 @@ impl<'a> Search<'a> {
             }
         }
 
+        // A capture or pawn move into the tables: the game's result is
+        // known (Stockfish's probe). A win or loss bounds the score (a win
+        // may be a mate); a bound that decides the window, or a draw, is
+        // the answer.
+        let mut tb_floor = -INF;
+        let mut tb_ceiling = INF;
+        if ply > 0
+            && pos.halfmoves() == 0
+            && let Some(wdl) = self.tables.and_then(|t| t.wdl_after_zeroing(pos))
+        {
+            self.tbhits += 1;
+            let (value, bound) = syzygy::value_after_zeroing(wdl, self.fifty_move_rule, ply);
+            let (decides, tt_bound) = match bound {
+                syzygy::Bound::Exactly => (true, TtBound::Exact),
+                syzygy::Bound::AtLeast => (value >= beta, TtBound::Lower),
+                syzygy::Bound::AtMost => (value <= alpha, TtBound::Upper),
+            };
+            if decides {
+                self.tt.store(
+                    hash,
+                    None,
+                    (depth + 6).min(MAX_DEPTH as i32),
+                    score_to_tt(value, ply),
+                    tt_bound,
+                );
+                return value;
+            }
+            if pv_node {
+                match bound {
+                    syzygy::Bound::AtLeast => {
+                        tb_floor = value;
+                        alpha = alpha.max(value);
+                    }
+                    _ => tb_ceiling = value,
+                }
+            }
+        }
+
         let static_eval = if in_check { -INF } else { evaluate(pos) };
-        let mate_window = beta.abs() >= MATE_BOUND || alpha.abs() >= MATE_BOUND;
+        let mate_window = beta.abs() >= DECIDED || alpha.abs() >= DECIDED;
 
         // Reverse futility: far above beta at low depth, assume a cut.
         if !pv_node && !in_check && !mate_window && depth <= 6 && static_eval - 80 * depth >= beta {
@@ -433,7 +497,7 @@ impl<'a> Search<'a> {
                 return 0;
             }
             if score >= beta {
-                return if score >= MATE_BOUND { beta } else { score };
+                return if score >= DECIDED { beta } else { score };
             }
         }
 
@@ -495,7 +559,7 @@ impl<'a> Search<'a> {
             child.play_unchecked(m);
             let gives_check = child.is_check();
 
-            if ply > 0 && calm && !gives_check && searched > 0 && best_score > -MATE_BOUND {
+            if ply > 0 && calm && !gives_check && searched > 0 && best_score > -DECIDED {
                 if futility {
                     continue;
                 }
@@ -606,6 +670,8 @@ impl<'a> Search<'a> {
             }
         }
 
+        // The tables' bound on a PV node holds whatever the moves found.
+        let best_score = best_score.clamp(tb_floor, tb_ceiling);
         let bound = if best_score >= beta {
             TtBound::Lower
         } else if alpha > original_alpha {

@@ -18,7 +18,7 @@ use std::{
 use mpcmc_protocol::{
     OptionSpec,
     output::Output,
-    session::{GoRequest, Searcher},
+    session::{GoRequest, Opened, Searcher},
 };
 use shakmaty::CastlingMode;
 use tokio::task::JoinHandle;
@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 use crate::{
     Engine,
     go::{self, BuiltinGo},
+    syzygy::Syzygy,
 };
 
 /// The options of the engine alone, as the caller's option table holds
@@ -45,6 +46,8 @@ pub trait Settings {
     fn move_overhead(&self) -> Duration;
     /// `UCI_Chess960`.
     fn castling_mode(&self) -> CastlingMode;
+    /// `SyzygyPath` (trimmed; empty: no tables) and `Syzygy50MoveRule`.
+    fn syzygy(&self) -> (String, bool);
 }
 
 /// The engine alone, answering a session's `go`.
@@ -54,6 +57,9 @@ pub struct Standalone<S> {
     /// `ucinewgame` came: the next search clears first (the engine may still
     /// be busy with a stopped search now).
     clear: Arc<AtomicBool>,
+    /// The tablebases of `SyzygyPath`, opened at the first `go` after it
+    /// is set.
+    tables: Opened<String, Syzygy>,
 }
 
 impl<S: Settings> Standalone<S> {
@@ -64,6 +70,7 @@ impl<S: Settings> Standalone<S> {
             ))),
             settings,
             clear: Arc::default(),
+            tables: Opened::default(),
         }
     }
 }
@@ -99,6 +106,16 @@ impl<S: Settings> Searcher for Standalone<S> {
         for note in [&threads.note, &hash.note].into_iter().flatten() {
             request.out.info_string(note);
         }
+        let (path, fifty_move_rule) = self.settings.syzygy();
+        let tables = (!path.is_empty())
+            .then(|| {
+                self.tables.get(path.clone(), || {
+                    let (tables, said) = Syzygy::open_saying(&path);
+                    request.out.info_string(said);
+                    tables
+                })
+            })
+            .flatten();
         tokio::spawn(go::run(BuiltinGo {
             go: request.go,
             game: request.game,
@@ -108,6 +125,8 @@ impl<S: Settings> Searcher for Standalone<S> {
             clear: self.clear.clone(),
             out: request.out,
             overhead: self.settings.move_overhead(),
+            tables,
+            fifty_move_rule,
             stop: request.stop,
             ponderhit: request.ponderhit,
         }))

@@ -34,6 +34,31 @@ use crate::{
     parse_gui_line,
 };
 
+/// A file a user names in the options (a book, tablebases), opened once
+/// for the options that name it (`K`) and again when they change; `None`
+/// when it could not be opened (said once, when first tried).
+pub struct Opened<K, T>(Option<(K, Option<Arc<T>>)>);
+
+impl<K, T> Default for Opened<K, T> {
+    fn default() -> Opened<K, T> {
+        Opened(None)
+    }
+}
+
+impl<K: PartialEq, T> Opened<K, T> {
+    /// What `key` opens: the kept one, or `open`'s when the key changed.
+    pub fn get(&mut self, key: K, open: impl FnOnce() -> Option<T>) -> Option<Arc<T>> {
+        if let Some((opened, value)) = &self.0
+            && *opened == key
+        {
+            return value.clone();
+        }
+        let value = open().map(Arc::new);
+        self.0 = Some((key, value.clone()));
+        value
+    }
+}
+
 /// What the reader thread hands the coordinator.
 #[derive(Debug)]
 pub enum Input {

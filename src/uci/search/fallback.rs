@@ -57,6 +57,10 @@ impl Fallback {
             clear: Arc::default(),
             out,
             overhead,
+            // A root the tables hold never reaches it (the session plays
+            // the tables' move).
+            tables: None,
+            fifty_move_rule: true,
             stop,
             ponderhit,
         }

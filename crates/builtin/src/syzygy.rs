@@ -1,0 +1,281 @@
+//! Syzygy endgame tablebases (`SyzygyPath`), read with `shakmaty-syzygy`
+//! (by shakmaty's author): opened here once for the whole program — the
+//! engine's own search and root, and the meta-engine's exact values.
+//!
+//! In the search a position reached by a capture or pawn move with few
+//! enough pieces is valued by its WDL (as Stockfish probes); at a root the
+//! tables hold, the moves are ranked by DTZ and the fifty-move counter and
+//! only the best-ranked are searched, so a win is never let go and a draw
+//! never lost ([`Syzygy::rank_root`]).
+
+use std::path::PathBuf;
+
+use shakmaty::{Chess, Move, Position};
+use shakmaty_syzygy::{Tablebase, Wdl};
+
+use crate::search::{MAX_PLY, TB_WIN};
+
+/// Separates directories in `SyzygyPath`, as Stockfish reads it.
+#[cfg(windows)]
+pub const PATH_SEPARATOR: char = ';';
+#[cfg(not(windows))]
+pub const PATH_SEPARATOR: char = ':';
+
+/// A `SyzygyPath` that cannot be used, naming what failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SyzygyError {
+    #[error("cannot read tablebase directory '{}': {source}", dir.display())]
+    Read {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no Syzygy tables (.rtbw/.rtbz) in '{path}'")]
+    Empty { path: String },
+}
+
+/// The tables of every directory of a `SyzygyPath`.
+pub struct Syzygy {
+    tables: Tablebase<Chess>,
+    files: usize,
+}
+
+impl std::fmt::Debug for Syzygy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Syzygy")
+            .field("files", &self.files)
+            .field("max_pieces", &self.max_pieces())
+            .finish()
+    }
+}
+
+/// A root the tables hold: the moves worth searching and the value the
+/// tables give them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootRanking {
+    /// The best-ranked moves: every one keeps the root's result.
+    pub moves: Vec<Move>,
+    /// That result on the search's scale, for the side to move: a win
+    /// above every evaluation ([`TB_WIN`] less the plies to the next
+    /// capture or pawn move), 0 for a draw (a cursed win or blessed loss
+    /// under the fifty-move rule included), a loss below.
+    pub score: i32,
+}
+
+/// Rank of a move that wins (loses) within the fifty-move rule, as
+/// Stockfish ranks root moves.
+const MAX_DTZ: i32 = 1000;
+
+impl Syzygy {
+    /// Opens every directory of `path` (separated by [`PATH_SEPARATOR`]).
+    pub fn open(path: &str) -> Result<Syzygy, SyzygyError> {
+        let mut tables = Tablebase::new();
+        let mut files = 0;
+        for dir in path.split(PATH_SEPARATOR).map(str::trim) {
+            if dir.is_empty() {
+                continue;
+            }
+            files += tables
+                .add_directory(dir)
+                .map_err(|source| SyzygyError::Read {
+                    dir: PathBuf::from(dir),
+                    source,
+                })?;
+        }
+        if files == 0 || tables.max_pieces() == 0 {
+            return Err(SyzygyError::Empty {
+                path: path.to_owned(),
+            });
+        }
+        Ok(Syzygy { tables, files })
+    }
+
+    /// What an engine says when it opens `path` (the `info string` text),
+    /// and the tables when they opened.
+    pub fn open_saying(path: &str) -> (Option<Syzygy>, String) {
+        match Syzygy::open(path) {
+            Ok(tables) => {
+                let said = format!(
+                    "SyzygyPath: {} tablebase files, up to {} pieces",
+                    tables.files(),
+                    tables.max_pieces()
+                );
+                (Some(tables), said)
+            }
+            Err(e) => (None, format!("SyzygyPath: {e}; playing without tablebases")),
+        }
+    }
+
+    /// Table files found.
+    pub fn files(&self) -> usize {
+        self.files
+    }
+
+    /// The most pieces (kings included) of any table found.
+    pub fn max_pieces(&self) -> usize {
+        self.tables.max_pieces()
+    }
+
+    /// The tables themselves, for a prober of its own scale.
+    pub fn tables(&self) -> &Tablebase<Chess> {
+        &self.tables
+    }
+
+    /// Whether `pos` may be in the tables: few enough pieces, no castling
+    /// rights (the tables know none).
+    pub fn covers(&self, pos: &Chess) -> bool {
+        pos.board().occupied().count() <= self.max_pieces() && pos.castles().is_empty()
+    }
+
+    /// The result of `pos`, reached by a capture or pawn move, for the side
+    /// to move; `None` when the tables do not hold it.
+    pub(crate) fn wdl_after_zeroing(&self, pos: &Chess) -> Option<Wdl> {
+        if !self.covers(pos) {
+            return None;
+        }
+        self.tables.probe_wdl_after_zeroing(pos).ok()
+    }
+
+    /// The root's `moves` ranked as Stockfish ranks them: by the plies to
+    /// the next capture or pawn move (DTZ) each leaves, counted with the
+    /// root's fifty-move counter, so that every move that still wins within
+    /// the rule ranks alike (the search chooses among them) unless the
+    /// position has `repeated` since the last capture or pawn move (then
+    /// the fastest conversions only, so that no win is shuffled away).
+    /// Without `fifty_move_rule` a cursed win is a win and a blessed loss
+    /// a loss. `None` when the tables do not hold the root or a position
+    /// after one of its moves.
+    pub fn rank_root(
+        &self,
+        root: &Chess,
+        moves: &[Move],
+        repeated: bool,
+        fifty_move_rule: bool,
+    ) -> Option<RootRanking> {
+        if !self.covers(root) || moves.is_empty() {
+            return None;
+        }
+        let counter = root.halfmoves().min(100) as i32;
+        let bound = if fifty_move_rule { MAX_DTZ - 100 } else { 1 };
+        let mut ranked = Vec::with_capacity(moves.len());
+        for &m in moves {
+            let dtz = self.dtz_after(root, m).ok()?;
+            let rank = if dtz > 0 {
+                if dtz + counter <= 99 && !repeated {
+                    MAX_DTZ
+                } else {
+                    MAX_DTZ - (dtz + counter)
+                }
+            } else if dtz < 0 {
+                if -dtz * 2 + counter < 100 {
+                    -MAX_DTZ
+                } else {
+                    -MAX_DTZ + (-dtz + counter)
+                }
+            } else {
+                0
+            };
+            let plies = dtz.unsigned_abs().min(MAX_PLY as u32) as i32;
+            let score = if rank >= bound {
+                TB_WIN - plies
+            } else if rank <= -bound {
+                -TB_WIN + plies
+            } else {
+                0
+            };
+            ranked.push((m, rank, score));
+        }
+        let best = ranked.iter().map(|r| r.1).max()?;
+        ranked.retain(|r| r.1 == best);
+        Some(RootRanking {
+            score: ranked.iter().map(|r| r.2).max()?,
+            moves: ranked.into_iter().map(|r| r.0).collect(),
+        })
+    }
+
+    /// The plies from `root` to the next capture or pawn move on the
+    /// tables' best line after `m` (DTZ): positive when the side to move at
+    /// `root` wins, negative when it loses, 0 for a draw; ±101 and more for
+    /// a win or loss the fifty-move rule undoes.
+    fn dtz_after(&self, root: &Chess, m: Move) -> Result<i32, shakmaty_syzygy::SyzygyError> {
+        let mut after = root.clone();
+        after.play_unchecked(m);
+        if after.is_checkmate() {
+            return Ok(1);
+        }
+        if m.is_zeroing() {
+            // The opponent's result right after the capture or pawn move.
+            return Ok(match self.tables.probe_wdl_after_zeroing(&after)? {
+                Wdl::Loss => 1,
+                Wdl::BlessedLoss => 101,
+                Wdl::Draw => 0,
+                Wdl::CursedWin => -101,
+                Wdl::Win => -1,
+            });
+        }
+        if after.halfmoves() >= 100 {
+            return Ok(0);
+        }
+        let theirs = self.tables.probe_dtz(&after)?.ignore_rounding().0;
+        Ok(match -theirs {
+            ours if ours > 0 => ours + 1,
+            ours if ours < 0 => ours - 1,
+            _ => 0,
+        })
+    }
+}
+
+/// The value of a position reached by a capture or pawn move whose
+/// result for the side to move is `wdl`, `ply` plies below the root: a win
+/// above every evaluation and below every mate, a loss below, under the
+/// fifty-move rule a cursed win or blessed loss a draw nudged by 2
+/// (Stockfish's), without it a win or loss. Whether the value is exact or
+/// a bound on what the search would find (a win may be a mate).
+pub(crate) fn value_after_zeroing(wdl: Wdl, fifty_move_rule: bool, ply: usize) -> (i32, Bound) {
+    let draw_score = i32::from(fifty_move_rule);
+    let w = wdl as i32;
+    if w > draw_score {
+        (TB_WIN - ply as i32, Bound::AtLeast)
+    } else if w < -draw_score {
+        (-TB_WIN + ply as i32, Bound::AtMost)
+    } else {
+        (2 * w * draw_score, Bound::Exactly)
+    }
+}
+
+/// What a tablebase value says of the search's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bound {
+    Exactly,
+    AtLeast,
+    AtMost,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_after_zeroing_order_as_results() {
+        let v = |wdl, rule| value_after_zeroing(wdl, rule, 3).0;
+        assert_eq!(v(Wdl::Win, true), TB_WIN - 3);
+        assert_eq!(v(Wdl::CursedWin, true), 2);
+        assert_eq!(v(Wdl::Draw, true), 0);
+        assert_eq!(v(Wdl::BlessedLoss, true), -2);
+        assert_eq!(v(Wdl::Loss, true), -(TB_WIN - 3));
+        assert_eq!(v(Wdl::CursedWin, false), TB_WIN - 3);
+        assert_eq!(v(Wdl::BlessedLoss, false), -(TB_WIN - 3));
+        assert_eq!(
+            value_after_zeroing(Wdl::Win, true, 0).1,
+            Bound::AtLeast,
+            "a win may be a mate"
+        );
+    }
+
+    #[test]
+    fn a_missing_path_says_why() {
+        let (tables, said) = Syzygy::open_saying("/nonexistent/syzygy");
+        assert!(tables.is_none());
+        assert!(said.contains("/nonexistent/syzygy"), "{said}");
+        assert!(said.contains("playing without tablebases"), "{said}");
+    }
+}
