@@ -437,3 +437,44 @@ fn explain_refuses_a_finished_game_and_a_bad_go() {
         "{bad}"
     );
 }
+
+/// With a worker for every root move besides the root search's, a move
+/// time is one even pass (the paper's setting): every move's two calls,
+/// half the usable time each, on workers of their own beside the root
+/// search, all done by the time it is, and the move in time.
+#[test]
+fn a_worker_for_every_root_move_is_one_even_pass_on_a_clock() {
+    // Ten legal moves: K+R v K.
+    let fen = "8/8/8/8/8/5k2/8/5K1R w - - 0 1";
+    let moves = position(Some(fen), &[]).legal_moves().len();
+    let workers = format!("--workers=root: builtin; builtin *{moves}");
+    let mut took = std::time::Duration::ZERO;
+    let (t, lines) = one_trace("even-pass", &[&workers], |e| {
+        e.send(&format!("position fen {fen}"));
+        let sent = std::time::Instant::now();
+        e.send("go movetime 1000");
+        let answer = e.bestmove(10 * SECOND);
+        took = sent.elapsed();
+        answer
+    });
+    assert!(took < std::time::Duration::from_millis(1100), "{took:?}");
+    let rounds = t["rounds"].as_array().expect("rounds");
+    assert_eq!(rounds.len(), 1, "one pass: {t}");
+    let pass = &rounds[0];
+    assert_eq!(pass["complete"], true, "{t}");
+    // `go movetime 1000` less the 10 ms overhead, 80 % of it usable, half
+    // of that a call, less the call's measured cost.
+    let budget = pass["budget"].as_str().expect("budget");
+    let ms: u64 = budget
+        .strip_prefix("movetime ")
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("a move time: {budget}"));
+    assert!((300..=396).contains(&ms), "{budget}");
+    let values = pass["values"].as_array().expect("values");
+    assert_eq!(values.len(), moves, "{t}");
+    assert!(values.iter().all(|v| !v["value"].is_null()), "{t}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth")),
+        "{lines:?}"
+    );
+}

@@ -1295,6 +1295,22 @@ mod tests {
     }
 
     #[test]
+    fn the_root_search_keeps_a_worker_from_the_lookahead_lanes() {
+        let lanes = |workers: &str| {
+            let mut o = Options::default();
+            o.set("Workers", Some(workers)).expect("workers");
+            o.pool_config().expect("config").lookahead_lanes()
+        };
+        assert_eq!(lanes("builtin *4"), 3);
+        assert_eq!(lanes("root: builtin; builtin *4"), 4);
+        assert_eq!(lanes("opponent: builtin *6; evaluator: builtin *3"), 2);
+        assert_eq!(
+            lanes("root: builtin; opponent: builtin *6; evaluator: builtin *3"),
+            3
+        );
+    }
+
+    #[test]
     fn workers_make_a_group_an_entry() {
         let mut o = Options::default();
         o.set("Hash", Some("64")).expect("hash");

@@ -84,6 +84,22 @@ impl PoolConfig {
         self.groups.iter().map(|g| g.slots).sum::<usize>().max(1)
     }
 
+    /// Lookahead calls of each role that can run at once beside the root
+    /// search: the fewer of the workers serving each role, less the worker
+    /// the root search holds when no `root:` entry has it.
+    pub fn lookahead_lanes(&self) -> usize {
+        let serving = |role| -> usize {
+            self.groups
+                .iter()
+                .filter(|g| !g.root && g.serves(role))
+                .map(|g| g.slots)
+                .sum()
+        };
+        let root_apart = self.groups.iter().any(|g| g.root);
+        serving(Role::Opponent)
+            .min(serving(Role::Evaluator).saturating_sub(usize::from(!root_apart)))
+    }
+
     /// How many child processes (or in-process engines) the pool runs.
     pub fn processes(&self) -> usize {
         self.groups.iter().map(WorkerGroup::processes).sum()

@@ -1,5 +1,6 @@
-//! A decision on the clock or a move time: rounds until the target, ended
-//! by the hard limit.
+//! A decision on the clock or a move time: rounds until the target, or
+//! one even pass with a worker for every root move, ended by the hard
+//! limit.
 
 use std::time::Instant;
 
@@ -25,6 +26,7 @@ impl Search {
             soft: time.soft,
             hard: time.hard,
             threads: pool.config().threads(),
+            lanes: pool.config().lookahead_lanes(),
             speed: pool.speed().unwrap_or(INITIAL_SPEED),
             call_cost: pool.call_cost(),
             clock: self.clock.child,
@@ -73,6 +75,19 @@ impl Search {
                     on_ponderhit: OnPonderHit::Ignore,
                 };
                 self.pass(Work::Rounds(plan), settings, ends)
+                    .await
+                    .ok_or_else(no_candidates)
+            }
+            TimedPlan::EvenPass { calls, root } => {
+                let ends = Ends {
+                    deadline: Some(deadline),
+                    on_ponderhit: OnPonderHit::Ignore,
+                };
+                let work = Work::Pass {
+                    calls,
+                    root: Some(root),
+                };
+                self.pass(work, settings, ends)
                     .await
                     .ok_or_else(no_candidates)
             }
