@@ -29,7 +29,7 @@ use mpcmc_protocol::{
 
 use crate::{
     children::command::{CommandError, EngineCommand},
-    children::group::Group,
+    children::group::{self, End, Group},
     mpc::{ChildLimit, Extra, Progress, Query, Report, Role, Value},
 };
 
@@ -242,7 +242,7 @@ pub struct Client {
     process: Option<Child>,
     /// The process group it leads, with whatever it started; ended when
     /// the client goes (after `quit`, or killed with it): held for its drop.
-    _group: Option<Group>,
+    group: Option<Group>,
     stdin: Writer,
     stdout: BufReader<Reader>,
     /// The line being read from `stdout` (kept when a deadline cuts a read).
@@ -275,11 +275,12 @@ impl Client {
             .args(&command.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
         #[cfg(unix)]
         child.process_group(0);
-        die_with_parent(&mut child);
+        let end = command.end();
+        die_with_parent(&mut child, end);
         let mut child = child.spawn().map_err(|source| ChildError::Spawn {
             command: config.command.clone(),
             source,
@@ -290,7 +291,10 @@ impl Client {
                 source: std::io::Error::other("no pipes to the child"),
             });
         };
-        let group = child.id().and_then(Group::led_by);
+        let group = child.id().and_then(|pid| Group::led_by(pid, end));
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(log_stderr(stderr, label.clone()));
+        }
         Client::start(
             config,
             label,
@@ -325,7 +329,7 @@ impl Client {
         let mut client = Client {
             label: format!("{label} ({})", config.command),
             process,
-            _group: group,
+            group,
             stdin: writer,
             stdout: BufReader::new(reader),
             splitter: Splitter::new(),
@@ -626,7 +630,14 @@ impl Client {
             return;
         };
         if tokio::time::timeout(timeout, child.wait()).await.is_err() {
-            tracing::warn!("{} did not quit within {timeout:?}; killing it", self.label);
+            tracing::warn!("{} did not quit within {timeout:?}; ending it", self.label);
+            // A launcher ended by SIGTERM cleans up before it goes.
+            if let Some(group) = &self.group {
+                group.end();
+                if tokio::time::timeout(timeout, child.wait()).await.is_ok() {
+                    return;
+                }
+            }
             let _ = child.kill().await;
         }
     }
@@ -732,19 +743,32 @@ impl Client {
     }
 }
 
+/// Logs what a child writes on its stderr, a line at a time, with its
+/// label, until it closes it: an engine's own complaints, and a
+/// launcher's word on why its child ended (`srun`: the step, cancelled
+/// or timed out, and the node).
+async fn log_stderr(stderr: tokio::process::ChildStderr, label: String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!("{label} stderr: {line}");
+    }
+}
+
 /// Has the child killed when mpcmc dies, however it dies (`kill -9`
 /// included): `kill_on_drop` and `quit` cover every orderly end, but a child
 /// that ignores SIGTERM and stops reading its stdin would outlive a killed
 /// mpcmc. On Linux the kernel sends it SIGKILL when its parent thread exits
 /// (the runtime's worker threads live as long as mpcmc).
 #[cfg(target_os = "linux")]
-fn die_with_parent(command: &mut Command) {
+fn die_with_parent(command: &mut Command, end: End) {
+    let signal = group::signal(end);
     // SAFETY: between fork and exec only async-signal-safe calls are made
     // (prctl, getppid, _exit), and nothing is allocated.
     let parent = std::process::id() as libc::pid_t;
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal) == -1 {
                 return Err(std::io::Error::last_os_error());
             }
             // The parent died before the prctl took effect.
@@ -757,7 +781,7 @@ fn die_with_parent(command: &mut Command) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn die_with_parent(_: &mut Command) {}
+fn die_with_parent(_: &mut Command, _: End) {}
 
 /// The line of a `bestmove`: the child's last `pv` when it starts with
 /// `best` (its legal prefix), else `best` alone; when that is one move, the

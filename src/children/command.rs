@@ -7,7 +7,10 @@
 
 use std::fmt;
 
-use crate::mpc::Role;
+use crate::{
+    children::{group::End, slurm},
+    mpc::Role,
+};
 
 /// Why a command line cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,6 +28,16 @@ pub struct EngineCommand {
 }
 
 impl EngineCommand {
+    /// How its process group is ended ([`End`]): `srun` by SIGTERM, so that
+    /// it cancels its job step; everything else by SIGKILL.
+    pub fn end(&self) -> End {
+        if std::path::Path::new(&self.program).file_name() == Some("srun".as_ref()) {
+            End::Term
+        } else {
+            End::Kill
+        }
+    }
+
     pub fn parse(line: &str) -> Result<EngineCommand, CommandError> {
         let err = |reason| CommandError {
             line: line.to_owned(),
@@ -66,10 +79,21 @@ pub struct WorkerEntry {
 }
 
 impl WorkerEntry {
-    /// Its children run on another machine: the command is `ssh …`.
+    /// Its children run on other machines: the command is `ssh …`, `srun
+    /// …` or a `slurm` entry.
     pub fn is_remote(&self) -> bool {
-        EngineCommand::parse(&self.command)
-            .is_ok_and(|c| std::path::Path::new(&c.program).file_name() == Some("ssh".as_ref()))
+        EngineCommand::parse(&self.command).is_ok_and(|c| {
+            c.program == slurm::WORD
+                || ["ssh", "srun"].iter().any(|launcher| {
+                    std::path::Path::new(&c.program).file_name() == Some(launcher.as_ref())
+                })
+        })
+    }
+
+    /// A `slurm COMMAND` entry's command line (see [`slurm`]).
+    pub fn slurm_command(&self) -> Option<&str> {
+        let rest = self.command.trim_start().strip_prefix(slurm::WORD)?;
+        rest.starts_with(char::is_whitespace).then(|| rest.trim())
     }
 }
 
@@ -140,7 +164,19 @@ pub fn parse_workers(text: &str) -> Result<Vec<WorkerEntry>, WorkersError> {
             _ if rest.starts_with('*') => return Err(bad("the command is empty".to_owned())),
             _ => (rest, 1),
         };
-        EngineCommand::parse(command).map_err(|e| bad(e.reason.to_owned()))?;
+        let parsed = EngineCommand::parse(command).map_err(|e| bad(e.reason.to_owned()))?;
+        if parsed.program == slurm::WORD {
+            // The allocation sets how many; the root search stays here.
+            if parsed.args.is_empty() {
+                return Err(bad("slurm needs the engine's command line".to_owned()));
+            }
+            if root || rest.len() != command.len() {
+                return Err(bad(
+                    "a slurm entry has a child per ChildThreads CPUs of the allocation: no root:, no *N"
+                        .to_owned(),
+                ));
+            }
+        }
         if root && slots > 1 {
             return Err(bad("a root: entry has one child".to_owned()));
         }

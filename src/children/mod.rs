@@ -14,6 +14,7 @@ pub mod group;
 pub mod inprocess;
 pub mod pool;
 pub mod simulated;
+pub mod slurm;
 #[cfg(test)]
 mod tests;
 

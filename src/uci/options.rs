@@ -12,8 +12,9 @@ use crate::{
     children::{
         ChildConfig, PoolConfig,
         command::{WorkerEntry, parse_workers},
-        inprocess::BUILTIN,
+        inprocess::{BUILTIN, is_builtin},
         pool::WorkerGroup,
+        slurm::{self, Allocation},
     },
     mpc::{
         Lookahead, Role, Settings,
@@ -878,6 +879,7 @@ impl Options {
                 },
             );
         }
+        let entries = self.slurm_steps(entries)?;
         let groups = entries
             .iter()
             .map(|e| {
@@ -917,6 +919,41 @@ impl Options {
             })
             .collect::<Result<_, OptionError>>()?;
         Ok(PoolConfig { groups })
+    }
+
+    /// Each `slurm` entry as the job steps its allocation has room for
+    /// ([`Allocation::steps`]): a child per `ChildThreads` CPUs, less the
+    /// root search's `Threads` on this machine's node. Outside an
+    /// allocation the value is not usable.
+    fn slurm_steps(&self, entries: Vec<WorkerEntry>) -> Result<Vec<WorkerEntry>, OptionError> {
+        let mut steps = Vec::with_capacity(entries.len());
+        for e in entries {
+            let Some(command) = e.slurm_command() else {
+                steps.push(e);
+                continue;
+            };
+            let command = if is_builtin(command) {
+                slurm::builtin_command()
+            } else {
+                command.to_owned()
+            };
+            let threads = self.threads_per_child() as usize;
+            let here = (slurm::this_host(), self.cores() as usize);
+            let planned = Allocation::from_env()
+                .and_then(|a| a.steps(&command, threads, (&here.0, here.1)))
+                .map_err(|why| OptionError::BadValue {
+                    name: "Workers".to_owned(),
+                    value: self.workers.clone(),
+                    expected: format!("usable here: {why}"),
+                })?;
+            steps.extend(planned.into_iter().map(|(command, slots)| WorkerEntry {
+                role: e.role,
+                root: false,
+                command,
+                slots,
+            }));
+        }
+        Ok(steps)
     }
 
     /// How many child searches run at once: `Threads` cores, `ChildThreads`

@@ -73,10 +73,19 @@ impl Mpcmc {
     /// string`s, so `ShowDecisions` is on unless `flags` set it (or run a
     /// subcommand); the tests of what a GUI sees by default turn it off.
     pub fn start_in(dir: &Path, flags: &[&str]) -> Mpcmc {
+        Mpcmc::start_with(flags, |c| {
+            c.current_dir(dir);
+        })
+    }
+
+    /// Starts mpcmc with `flags`, its command prepared by `prepare` (an
+    /// environment of its own).
+    pub fn start_with(flags: &[&str], prepare: impl FnOnce(&mut Command)) -> Mpcmc {
         let subcommand = flags.first().is_some_and(|f| !f.starts_with('-'));
         let show = !subcommand && !flags.iter().any(|f| f.starts_with("--show-decisions"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
-            .current_dir(dir)
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mpcmc"));
+        prepare(&mut command);
+        let mut child = command
             .args(show.then_some("--show-decisions=true"))
             .args(flags)
             .stdin(Stdio::piped())

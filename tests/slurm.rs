@@ -1,0 +1,488 @@
+//! Children as Slurm job steps (`Workers=slurm COMMAND`), on a real Slurm:
+//! each test starts a one-node cluster of its own — `munged`, `slurmctld`
+//! and `slurmd` (Debian's `slurm-wlm` and `munge`, which `scripts/test`
+//! installs), their configuration and key in a temporary directory, ports
+//! of their own — takes an allocation with `salloc --no-shell`, runs mpcmc
+//! in it as `salloc`/`sbatch` would (Slurm's variables in its
+//! environment), and stops exactly those daemons. The daemons need root:
+//! without it the tests say so and are skipped.
+
+mod common;
+
+use std::{
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use common::{Mpcmc, SECOND, assert_legal, position, stockfish};
+
+const MUNGED: &str = "/usr/sbin/munged";
+const SLURMCTLD: &str = "/usr/sbin/slurmctld";
+const SLURMD: &str = "/usr/sbin/slurmd";
+
+/// One cluster at a time: each runs daemons, Stockfish steps and mpcmc.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A one-node Slurm cluster of this test's own.
+struct Cluster {
+    dir: PathBuf,
+    daemons: Vec<Child>,
+}
+
+/// An allocation on the cluster.
+struct Job {
+    id: String,
+    nodes: String,
+    cpus: String,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .expect("the host name")
+        .trim()
+        .to_owned()
+}
+
+impl Cluster {
+    /// Starts the cluster, its node with `cpus` CPUs (more than the
+    /// machine has: slurmd is told to take the configuration's word);
+    /// `None`, said, where it cannot (not root).
+    fn start(name: &str, cpus: usize) -> Option<Cluster> {
+        if !is_root() {
+            eprintln!(
+                "SKIPPED {name}: the Slurm daemons (munged, slurmctld, slurmd) need root to start"
+            );
+            return None;
+        }
+        for daemon in [MUNGED, SLURMCTLD, SLURMD] {
+            assert!(
+                Path::new(daemon).is_file(),
+                "the Slurm tests need {daemon}: apt-get install -y slurm-wlm munge (scripts/test does)"
+            );
+        }
+        let dir = std::env::temp_dir().join(format!("mpcmc-slurm-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for sub in ["state", "spool"] {
+            std::fs::create_dir_all(dir.join(sub)).expect("cluster dir");
+        }
+        let mut key = vec![0u8; 1024];
+        std::io::Read::read_exact(
+            &mut std::fs::File::open("/dev/urandom").expect("/dev/urandom"),
+            &mut key,
+        )
+        .expect("a key");
+        std::fs::write(dir.join("munge.key"), key).expect("munge key");
+        Command::new("chmod")
+            .args(["600"])
+            .arg(dir.join("munge.key"))
+            .status()
+            .expect("chmod");
+        let d = dir.display();
+        let host = this_host();
+        let (ctld, slurmd) = (free_port(), free_port());
+        let config = format!(
+            "ClusterName=mpcmc{pid}\nSlurmctldHost={host}\nSlurmUser=root\nSlurmdUser=root\n\
+             AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket={d}/munge.sock\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
+             SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU_Memory\n\
+             SlurmdParameters=config_overrides\n\
+             StateSaveLocation={d}/state\nSlurmdSpoolDir={d}/spool\n\
+             SlurmctldPidFile={d}/slurmctld.pid\nSlurmdPidFile={d}/slurmd.pid\n\
+             SlurmctldLogFile={d}/slurmctld.log\nSlurmdLogFile={d}/slurmd.log\n\
+             SlurmctldPort={ctld}\nSlurmdPort={slurmd}\nReturnToService=2\nMpiDefault=none\n\
+             JobCompType=jobcomp/none\nJobAcctGatherType=jobacct_gather/none\n\
+             AccountingStorageType=accounting_storage/none\n\
+             NodeName={host} CPUs={cpus} RealMemory=4000 State=UNKNOWN\n\
+             PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
+            pid = std::process::id()
+        );
+        std::fs::write(dir.join("slurm.conf"), config).expect("slurm.conf");
+        let mut cluster = Cluster {
+            dir,
+            daemons: Vec::new(),
+        };
+        let conf = cluster.conf();
+        let d = cluster.dir.clone();
+        let munged = [
+            "-F".to_owned(),
+            "--force".to_owned(),
+            format!("--key-file={}", d.join("munge.key").display()),
+            format!("--socket={}", d.join("munge.sock").display()),
+            format!("--pid-file={}", d.join("munged.pid").display()),
+            format!("--log-file={}", d.join("munged.log").display()),
+            format!("--seed-file={}", d.join("munge.seed").display()),
+        ];
+        cluster.spawn(MUNGED, &munged);
+        cluster.wait_for("the munge socket", || d.join("munge.sock").exists());
+        cluster.spawn(SLURMCTLD, &["-D".to_owned(), "-f".to_owned(), conf.clone()]);
+        cluster.spawn(SLURMD, &["-D".to_owned(), "-f".to_owned(), conf]);
+        cluster.wait_for("the node up", || {
+            let out = cluster.cmd("sinfo").args(["-h", "-o", "%t"]).output();
+            out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "idle")
+        });
+        Some(cluster)
+    }
+
+    fn conf(&self) -> String {
+        self.dir.join("slurm.conf").display().to_string()
+    }
+
+    fn spawn(&mut self, program: &str, args: &[String]) {
+        let child = Command::new(program)
+            .args(args)
+            .env("SLURM_CONF", self.conf())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program} starts: {e}"));
+        self.daemons.push(child);
+    }
+
+    fn wait_for(&self, what: &str, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + 30 * SECOND;
+        while !done() {
+            let logs: Vec<String> = ["munged.log", "slurmctld.log", "slurmd.log"]
+                .iter()
+                .map(|f| std::fs::read_to_string(self.dir.join(f)).unwrap_or_default())
+                .collect();
+            assert!(Instant::now() < deadline, "{what}: {logs:#?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// A Slurm command of this cluster.
+    fn cmd(&self, program: &str) -> Command {
+        let mut command = Command::new(program);
+        command.env("SLURM_CONF", self.conf());
+        command
+    }
+
+    /// An allocation of `cpus` CPUs, as `salloc` makes it.
+    fn allocate(&self, cpus: usize) -> Job {
+        let out = self
+            .cmd("salloc")
+            .args(["--no-shell", "-J", "mpcmc-test", "-n"])
+            .arg(cpus.to_string())
+            .output()
+            .expect("salloc runs");
+        let said = String::from_utf8_lossy(&out.stderr);
+        let id = said
+            .split("Granted job allocation ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("an allocation: {said}"))
+            .to_owned();
+        let out = self
+            .cmd("squeue")
+            .args(["-h", "-j", &id, "-o", "%N %C"])
+            .output()
+            .expect("squeue runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let (nodes, cpus) = text.trim().split_once(' ').expect("nodes and CPUs");
+        Job {
+            id,
+            nodes: nodes.to_owned(),
+            cpus: cpus.to_owned(),
+        }
+    }
+
+    /// mpcmc inside `job`, as `salloc` or `sbatch` starts it.
+    fn mpcmc(&self, job: &Job, flags: &[&str]) -> Mpcmc {
+        Mpcmc::start_with(flags, |c| {
+            for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("SLURM")) {
+                c.env_remove(name);
+            }
+            c.env("SLURM_CONF", self.conf())
+                .env("SLURM_JOB_ID", &job.id)
+                .env("SLURM_JOB_NODELIST", &job.nodes)
+                .env("SLURM_JOB_CPUS_PER_NODE", &job.cpus);
+        })
+    }
+
+    /// mpcmc's job steps running in `job`.
+    fn steps(&self, job: &Job) -> Vec<String> {
+        let out = self
+            .cmd("squeue")
+            .args(["--steps", "-h", "-j", &job.id, "-o", "%i %j"])
+            .output()
+            .expect("squeue runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.ends_with(" mpcmc-child"))
+            .map(|l| l.split_whitespace().next().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// Waits until `job` runs `n` of mpcmc's steps.
+    fn wait_steps(&self, job: &Job, n: usize) {
+        let deadline = Instant::now() + 20 * SECOND;
+        loop {
+            let steps = self.steps(job);
+            if steps.len() == n {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{n} steps expected: {steps:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn cancel(&self, what: &str) {
+        let ok = self
+            .cmd("scancel")
+            .arg(what)
+            .status()
+            .expect("scancel runs")
+            .success();
+        assert!(ok, "scancel {what}");
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // The jobs first (a failed test leaves them), then the daemons.
+        let _ = self.cmd("scancel").args(["--user", "root"]).status();
+        std::thread::sleep(Duration::from_millis(500));
+        for daemon in self.daemons.iter_mut().rev() {
+            let _ = Command::new("kill").arg(daemon.id().to_string()).status();
+            let deadline = Instant::now() + 10 * SECOND;
+            while daemon.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = daemon.kill();
+            let _ = daemon.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A decision over `slurm /usr/games/stockfish` in an allocation of three
+/// CPUs: two job steps (the root search keeps one CPU here), a legal move;
+/// a step cancelled mid-search costs no time (the move comes when due),
+/// the log names the step and why (srun's word), and the step is started
+/// again; `quit` leaves no step behind.
+#[test]
+fn a_decision_runs_on_job_steps_and_outlives_a_cancelled_one() {
+    let _one = one_at_a_time();
+    let Some(cluster) = Cluster::start("steps", 4) else {
+        return;
+    };
+    let job = cluster.allocate(3);
+    let log = cluster.dir.join("mpcmc.log");
+    let workers = format!("--workers=slurm {}", stockfish());
+    let evaluator = format!("--evaluator={}", stockfish());
+    let log_flag = format!("--log-file={}", log.display());
+    let mut e = cluster.mpcmc(&job, &[&workers, &evaluator, &log_flag]);
+    e.handshake();
+    e.send("isready");
+    e.until("readyok", 30 * SECOND);
+    cluster.wait_steps(&job, 2);
+    e.send("position startpos");
+    e.send("go nodes 200000");
+    let (mv, lines) = e.bestmove(30 * SECOND);
+    assert_legal(&position(None, &[]), &mv);
+    // A decision of the lookahead over the steps, not a fallback.
+    let decided = ["lookahead", "fortified", "refuted", "unchecked"]
+        .iter()
+        .any(|rule| {
+            lines
+                .iter()
+                .any(|l| l.starts_with("info string") && l.contains(&format!("rule {rule}:")))
+        });
+    assert!(decided, "{lines:?}");
+    // A step cancelled mid-search.
+    e.send("position startpos moves e2e4");
+    let sent = Instant::now();
+    e.send("go movetime 3000");
+    std::thread::sleep(SECOND);
+    let steps = cluster.steps(&job);
+    cluster.cancel(&steps[0]);
+    let (mv, _) = e.bestmove(10 * SECOND);
+    let took = sent.elapsed();
+    assert_legal(&position(None, &["e2e4"]), &mv);
+    assert!(took < Duration::from_millis(3500), "{took:?}");
+    // Started again for the next decisions.
+    let deadline = Instant::now() + 30 * SECOND;
+    while cluster.steps(&job).len() < 2 {
+        assert!(Instant::now() < deadline, "the step started again");
+        e.send("go nodes 20000");
+        e.bestmove(10 * SECOND);
+    }
+    assert!(e.quit().success());
+    cluster.wait_steps(&job, 0);
+    let logged = std::fs::read_to_string(&log).expect("the log");
+    assert!(
+        logged.contains(&format!("STEP {}", steps[0])) && logged.contains("CANCELLED"),
+        "the log names the cancelled step: {logged}"
+    );
+    cluster.cancel(&job.id);
+}
+
+/// SIGTERM to mpcmc, and the end of its input, end every job step it
+/// started.
+#[test]
+fn sigterm_and_the_end_of_input_end_every_job_step() {
+    let _one = one_at_a_time();
+    let Some(cluster) = Cluster::start("sigterm", 4) else {
+        return;
+    };
+    let job = cluster.allocate(4);
+    let workers = format!("--workers=slurm {}", stockfish());
+    for end in ["SIGTERM", "EOF"] {
+        let mut e = cluster.mpcmc(&job, &[&workers, "--evaluator=builtin"]);
+        e.handshake();
+        e.send("isready");
+        e.until("readyok", 30 * SECOND);
+        cluster.wait_steps(&job, 3);
+        if end == "EOF" {
+            e.close_stdin();
+        } else {
+            let ok = Command::new("kill")
+                .args(["-TERM", &e.pid().to_string()])
+                .status()
+                .expect("kill runs")
+                .success();
+            assert!(ok);
+        }
+        e.wait(10 * SECOND);
+        cluster.wait_steps(&job, 0);
+    }
+    cluster.cancel(&job.id);
+}
+
+/// Outside an allocation a `slurm` entry is refused with one clear `info
+/// string`, and the engine plays on without that pool.
+#[test]
+fn outside_an_allocation_a_slurm_entry_is_refused() {
+    let workers = format!("--workers=slurm {}", stockfish());
+    let mut e = Mpcmc::start_with(&[&workers], |c| {
+        for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("SLURM")) {
+            c.env_remove(name);
+        }
+    });
+    e.handshake();
+    e.send("position startpos");
+    e.send("go movetime 300");
+    let (mv, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&position(None, &[]), &mv);
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string")
+            && l.contains("needs a Slurm allocation and SLURM_JOB_ID is not set")),
+        "{lines:?}"
+    );
+    assert!(e.quit().success());
+}
+
+/// Measures, for the README (`cargo test --release --test slurm --
+/// --ignored --nocapture`): the time from `isready` to `readyok` with 2
+/// and 8 children as job steps against as local processes, and a
+/// fixed-node decision (`ChildNodes`, `Memoryless`: every call from a
+/// cleared hash) over two job steps against two local children — the
+/// same move and values, and what a call costs more.
+#[test]
+#[ignore = "a measurement, not a test"]
+fn measure_job_steps_against_local_children() {
+    let _one = one_at_a_time();
+    let Some(cluster) = Cluster::start("measure", 9) else {
+        return;
+    };
+    let sf = stockfish();
+    let ready = |e: &mut Mpcmc| {
+        e.send("uci");
+        e.until("uciok", 10 * SECOND);
+        let sent = Instant::now();
+        e.send("isready");
+        e.until("readyok", 60 * SECOND);
+        sent.elapsed()
+    };
+    for k in [2, 8] {
+        let job = cluster.allocate(k + 1);
+        let workers = format!("--workers=root: {sf}; slurm {sf}");
+        let mut e = cluster.mpcmc(&job, &[&workers]);
+        let steps = ready(&mut e);
+        assert_eq!(cluster.steps(&job).len(), k);
+        assert!(e.quit().success());
+        cluster.cancel(&job.id);
+        let workers = format!("--workers=root: {sf}; {sf} *{k}");
+        let mut e = Mpcmc::start(&[&workers]);
+        let local = ready(&mut e);
+        assert!(e.quit().success());
+        println!("isready to readyok, {k} children: job steps {steps:?}, local {local:?}");
+    }
+    let job = cluster.allocate(3);
+    let decide = |workers: String, name: &str| {
+        let trace = cluster.dir.join(format!("{name}.jsonl"));
+        let flags = [
+            workers,
+            "--child-nodes=20000".to_owned(),
+            "--memoryless=true".to_owned(),
+            format!("--trace-file={}", trace.display()),
+        ];
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let mut e = cluster.mpcmc(&job, &flags);
+        e.handshake();
+        e.send("isready");
+        e.until("readyok", 60 * SECOND);
+        let mut took = Vec::new();
+        for moves in ["", "e2e4 e7e5", "d2d4 d7d5 c2c4"] {
+            e.send(&format!("position startpos moves {moves}"));
+            let sent = Instant::now();
+            e.send("go");
+            e.bestmove(60 * SECOND);
+            took.push(sent.elapsed());
+        }
+        assert!(e.quit().success());
+        let text = std::fs::read_to_string(&trace).expect("trace");
+        let decisions: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        (decisions, took)
+    };
+    let (steps, steps_took) = decide(format!("--workers=root: {sf}; slurm {sf}"), "steps");
+    let (local, local_took) = decide(format!("--workers=root: {sf}; {sf} *2"), "local");
+    for (i, (s, l)) in steps.iter().zip(&local).enumerate() {
+        assert_eq!(s["chosen"], l["chosen"], "decision {i}");
+        let values = |d: &serde_json::Value| {
+            let mut candidates = d["candidates"].clone();
+            for c in candidates.as_array_mut().into_iter().flatten() {
+                c.as_object_mut().map(|c| c.remove("time_ms"));
+            }
+            candidates
+        };
+        assert_eq!(values(s), values(l), "decision {i}: the same values");
+        let calls = s["candidates"].as_array().map_or(0, Vec::len) * 2;
+        let extra = steps_took[i].as_secs_f64() - local_took[i].as_secs_f64();
+        println!(
+            "decision {i}: {} both ways; {calls} lookahead calls over 2 workers: \
+             job steps {:?}, local {:?}, {:.2} ms more a call",
+            s["chosen"],
+            steps_took[i],
+            local_took[i],
+            1000.0 * extra / calls.max(1) as f64 * 2.0
+        );
+    }
+    cluster.cancel(&job.id);
+}
