@@ -457,7 +457,8 @@ fn a_worker_for_every_root_move_is_one_even_pass_on_a_clock() {
         took = sent.elapsed();
         answer
     });
-    assert!(took < std::time::Duration::from_millis(1100), "{took:?}");
+    // In time: well inside the move time, with room for a busy machine.
+    assert!(took < std::time::Duration::from_millis(1500), "{took:?}");
     let rounds = t["rounds"].as_array().expect("rounds");
     assert_eq!(rounds.len(), 1, "one pass: {t}");
     let pass = &rounds[0];

@@ -333,24 +333,32 @@ fn a_decision_runs_on_job_steps_and_outlives_a_cancelled_one() {
     assert!(e.quit().success());
     cluster.wait_steps(&job, 0);
     let logged = std::fs::read_to_string(&log).expect("the log");
+    let named = logged.lines().any(|l| {
+        l.contains(" stderr: ")
+            && l.contains(&format!("StepId={} ", steps[0]))
+            && l.contains("launching")
+    });
+    let why = logged
+        .lines()
+        .any(|l| l.contains(" stderr: ") && (l.contains("Killed") || l.contains("CANCELLED")));
     assert!(
-        logged.contains(&format!("STEP {}", steps[0])) && logged.contains("CANCELLED"),
-        "the log names the cancelled step: {logged}"
+        named && why,
+        "the log names the cancelled step and why: {logged}"
     );
     cluster.cancel(&job.id);
 }
 
-/// SIGTERM to mpcmc, and the end of its input, end every job step it
-/// started.
+/// SIGTERM to mpcmc, the end of its input, and `kill -9` (srun's
+/// parent-death signal is SIGTERM) end every job step it started.
 #[test]
-fn sigterm_and_the_end_of_input_end_every_job_step() {
+fn sigterm_eof_and_kill_end_every_job_step() {
     let _one = one_at_a_time();
     let Some(cluster) = Cluster::start("sigterm", 4) else {
         return;
     };
     let job = cluster.allocate(4);
     let workers = format!("--workers=slurm {}", stockfish());
-    for end in ["SIGTERM", "EOF"] {
+    for end in ["SIGTERM", "EOF", "KILL"] {
         let mut e = cluster.mpcmc(&job, &[&workers, "--evaluator=builtin"]);
         e.handshake();
         e.send("isready");
@@ -360,7 +368,10 @@ fn sigterm_and_the_end_of_input_end_every_job_step() {
             e.close_stdin();
         } else {
             let ok = Command::new("kill")
-                .args(["-TERM", &e.pid().to_string()])
+                .args([
+                    &format!("-{}", end.trim_start_matches("SIG")),
+                    &e.pid().to_string(),
+                ])
                 .status()
                 .expect("kill runs")
                 .success();
@@ -370,6 +381,55 @@ fn sigterm_and_the_end_of_input_end_every_job_step() {
         cluster.wait_steps(&job, 0);
     }
     cluster.cancel(&job.id);
+}
+
+/// A node lost with its allocation (`scontrol update … State=DOWN`: Slurm
+/// ends the job and its steps) costs no time: the move comes when due,
+/// and the next `go`, with no step left to start, is still answered in
+/// time by the root search here.
+#[test]
+fn a_lost_node_costs_no_time() {
+    let _one = one_at_a_time();
+    let Some(cluster) = Cluster::start("down", 4) else {
+        return;
+    };
+    let job = cluster.allocate(3);
+    let workers = format!("--workers=slurm {}", stockfish());
+    let evaluator = format!("--evaluator={}", stockfish());
+    let mut e = cluster.mpcmc(&job, &[&workers, &evaluator]);
+    e.handshake();
+    e.send("isready");
+    e.until("readyok", 30 * SECOND);
+    cluster.wait_steps(&job, 2);
+    e.send("position startpos");
+    let sent = Instant::now();
+    e.send("go movetime 2000");
+    std::thread::sleep(Duration::from_millis(500));
+    let ok = cluster
+        .cmd("scontrol")
+        .args([
+            "update",
+            &format!("NodeName={}", this_host()),
+            "State=DOWN",
+            "Reason=test",
+        ])
+        .status()
+        .expect("scontrol runs")
+        .success();
+    assert!(ok, "the node set down");
+    let (mv, _) = e.bestmove(10 * SECOND);
+    assert_legal(&position(None, &[]), &mv);
+    let took = sent.elapsed();
+    assert!(took < Duration::from_millis(2500), "{took:?}");
+    cluster.wait_steps(&job, 0);
+    e.send("position startpos moves e2e4");
+    let sent = Instant::now();
+    e.send("go movetime 500");
+    let (mv, _) = e.bestmove(10 * SECOND);
+    assert_legal(&position(None, &["e2e4"]), &mv);
+    let took = sent.elapsed();
+    assert!(took < Duration::from_millis(1000), "{took:?}");
+    assert!(e.quit().success());
 }
 
 /// Outside an allocation a `slurm` entry is refused with one clear `info

@@ -401,3 +401,68 @@ async fn the_builtin_children_probe_the_tables_in_their_searches() {
     );
     pool.shutdown().await;
 }
+
+/// The engine alone's root ranking (as Stockfish ranks root moves): every
+/// move that still wins within the fifty-move rule alike; once a position
+/// has repeated, only the fastest conversions; a move into a third
+/// repetition is a draw; with the counter too far gone, a draw under the
+/// rule and a win without it.
+#[test]
+fn the_root_ranking_keeps_the_win_and_makes_progress() {
+    use mpcmc_builtin::syzygy::Syzygy;
+    let tables = tables();
+    let syzygy = Syzygy::shared(TABLES).expect("tables");
+    // Rb3 and Rb4+ give the rook away.
+    let root = chess("8/8/8/8/2k5/8/8/KR6 w - - 0 1");
+    let key = mpcmc::mpc::game::hash(&root);
+    let moves: Vec<_> = root.legal_moves().into_iter().collect();
+    let after_value = |m: &shakmaty::Move| {
+        let mut after = root.clone();
+        after.play_unchecked(*m);
+        -tables.value(&after).expect("in the tables")
+    };
+    let fresh = syzygy
+        .rank_root(&root, &moves, &[key], true)
+        .expect("ranked");
+    assert_eq!(fresh.probed, moves.len());
+    assert!(fresh.score > 20_000, "a win: {}", fresh.score);
+    assert!(fresh.moves.len() > 1, "every winning move alike");
+    for m in &fresh.moves {
+        assert!(after_value(m) > Value::cp(20_000), "{m:?} keeps the win");
+    }
+    let hanging: Vec<_> = moves
+        .iter()
+        .filter(|m| after_value(m) <= Value::DRAW)
+        .collect();
+    assert!(!hanging.is_empty(), "some move gives the rook away");
+    assert!(hanging.iter().all(|m| !fresh.moves.contains(m)));
+    // Repeated since the last zeroing move: only the fastest conversions.
+    let repeated = syzygy
+        .rank_root(&root, &moves, &[key, 1, key], true)
+        .expect("ranked");
+    let fastest = moves.iter().map(after_value).max().expect("moves");
+    assert!(!repeated.moves.is_empty());
+    for m in &repeated.moves {
+        assert_eq!(after_value(m), fastest, "{m:?}");
+    }
+    // A move into a position seen twice already is a draw: never kept.
+    let m = repeated.moves[0];
+    let mut after = root.clone();
+    after.play_unchecked(m);
+    let twice = mpcmc::mpc::game::hash(&after);
+    let again = syzygy
+        .rank_root(&root, &moves, &[twice, 1, twice, key], true)
+        .expect("ranked");
+    assert!(!again.moves.contains(&m), "{m:?} repeats a third time");
+    // Five plies left on the counter: a draw under the rule only.
+    let late = chess("8/8/8/8/2k5/8/8/KR6 w - - 95 60");
+    let late_key = mpcmc::mpc::game::hash(&late);
+    let rule = syzygy
+        .rank_root(&late, &moves, &[late_key], true)
+        .expect("ranked");
+    assert_eq!(rule.score, 0);
+    let no_rule = syzygy
+        .rank_root(&late, &moves, &[late_key], false)
+        .expect("ranked");
+    assert!(no_rule.score > 20_000);
+}

@@ -275,11 +275,13 @@ impl Client {
             .args(&command.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         #[cfg(unix)]
         child.process_group(0);
         let end = command.end();
+        // A launcher ended by SIGTERM must not be killed first: its group
+        // is ended its way when the client goes.
+        child.kill_on_drop(end == End::Kill);
         die_with_parent(&mut child, end);
         let mut child = child.spawn().map_err(|source| ChildError::Spawn {
             command: config.command.clone(),
@@ -631,14 +633,17 @@ impl Client {
         };
         if tokio::time::timeout(timeout, child.wait()).await.is_err() {
             tracing::warn!("{} did not quit within {timeout:?}; ending it", self.label);
-            // A launcher ended by SIGTERM cleans up before it goes.
-            if let Some(group) = &self.group {
-                group.end();
-                if tokio::time::timeout(timeout, child.wait()).await.is_ok() {
-                    return;
+            match &self.group {
+                // A launcher ended by SIGTERM cleans up before it goes
+                // (killed, `srun` would leave its job step running).
+                Some(group) if group.ends_by() == End::Term => {
+                    group.end();
+                    let _ = tokio::time::timeout(timeout, child.wait()).await;
+                }
+                _ => {
+                    let _ = child.kill().await;
                 }
             }
-            let _ = child.kill().await;
         }
     }
 
@@ -749,17 +754,27 @@ impl Client {
 /// or timed out, and the node).
 async fn log_stderr(stderr: tokio::process::ChildStderr, label: String) {
     use tokio::io::AsyncBufReadExt;
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::info!("{label} stderr: {line}");
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    // Read to the end whatever it writes (bytes that are not UTF-8
+    // included): a pipe closed early would end the child on SIGPIPE.
+    while reader
+        .read_until(b'\n', &mut line)
+        .await
+        .is_ok_and(|n| n > 0)
+    {
+        let text = String::from_utf8_lossy(&line);
+        tracing::info!("{label} stderr: {}", text.trim_end());
+        line.clear();
     }
 }
 
-/// Has the child killed when mpcmc dies, however it dies (`kill -9`
+/// Has the child ended when mpcmc dies, however it dies (`kill -9`
 /// included): `kill_on_drop` and `quit` cover every orderly end, but a child
 /// that ignores SIGTERM and stops reading its stdin would outlive a killed
-/// mpcmc. On Linux the kernel sends it SIGKILL when its parent thread exits
-/// (the runtime's worker threads live as long as mpcmc).
+/// mpcmc. On Linux the kernel sends it `end`'s signal when its parent
+/// thread exits (the runtime's worker threads live as long as mpcmc):
+/// SIGKILL, SIGTERM for a launcher that must clean up (`srun`).
 #[cfg(target_os = "linux")]
 fn die_with_parent(command: &mut Command, end: End) {
     let signal = group::signal(end);

@@ -51,6 +51,11 @@ impl Group {
     pub fn end(&self) {
         end_group(self.0, self.1);
     }
+
+    /// How it is ended.
+    pub fn ends_by(&self) -> End {
+        self.1
+    }
 }
 
 impl Drop for Group {

@@ -100,8 +100,8 @@ impl InProcess {
         if !syzygy_path.is_empty() {
             // The session said whether the path opens; a child that cannot
             // open it searches without.
-            match Syzygy::open(&syzygy_path) {
-                Ok(tables) => engine.set_tablebases(Some(Arc::new(tables)), fifty_move_rule),
+            match Syzygy::shared(&syzygy_path) {
+                Ok(tables) => engine.set_tablebases(Some(tables), fifty_move_rule),
                 Err(e) => tracing::warn!("{label}: {e}"),
             }
         }

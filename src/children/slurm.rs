@@ -73,7 +73,9 @@ impl Allocation {
         };
         let job = either("SLURM_JOB_ID", "SLURM_JOBID")?;
         let list = either("SLURM_JOB_NODELIST", "SLURM_NODELIST")?;
-        let cpus = either("SLURM_JOB_CPUS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE")?;
+        let cpus = var("SLURM_JOB_CPUS_PER_NODE")
+            .filter(|v| !v.trim().is_empty())
+            .ok_or(SlurmError::NoAllocation("SLURM_JOB_CPUS_PER_NODE"))?;
         let names = expand_hostlist(&list).map_err(|reason| SlurmError::Unreadable {
             name: "SLURM_JOB_NODELIST",
             value: list.clone(),
@@ -137,9 +139,11 @@ impl Allocation {
     }
 }
 
-/// A job step of `threads` CPUs on `node` running `command`.
+/// A job step of `threads` CPUs on `node` running `command`. `--verbose`:
+/// srun names the step it launches and says how its task ended, on its
+/// stderr, which the child's log keeps (a step Slurm ended is named there).
 fn step_command(node: &str, threads: usize, command: &str) -> String {
-    let mut line = String::from("srun --quiet --nodes=1 --ntasks=1");
+    let mut line = String::from("srun --verbose --nodes=1 --ntasks=1");
     let _ = write!(
         line,
         " --cpus-per-task={threads} --overlap --nodelist={node} --job-name=mpcmc-child {command}"
@@ -168,6 +172,9 @@ pub fn this_host() -> String {
         .unwrap_or_default()
 }
 
+/// The most hosts a hostlist may name.
+const MAX_HOSTS: usize = 100_000;
+
 /// Expands a Slurm hostlist, as `scontrol show hostnames` does:
 /// `node[01-03,07],gpu5` is `node01 node02 node03 node07 gpu5`; several
 /// bracket groups in one name (`r[1-2]n[1-2]`) multiply.
@@ -186,6 +193,9 @@ pub fn expand_hostlist(list: &str) -> Result<Vec<String>, String> {
                 .ok_or_else(|| format!("an unclosed '[' in '{item}'"))?;
             let prefix = &rest[..open];
             let choices = expand_ranges(&rest[open + 1..close])?;
+            if names.len().saturating_mul(choices.len()) > MAX_HOSTS {
+                return Err(format!("more than {MAX_HOSTS} hosts"));
+            }
             names = names
                 .iter()
                 .flat_map(|n| choices.iter().map(move |c| format!("{n}{prefix}{c}")))
@@ -196,8 +206,8 @@ pub fn expand_hostlist(list: &str) -> Result<Vec<String>, String> {
             return Err(format!("a ']' without its '[' in '{item}'"));
         }
         hosts.extend(names.into_iter().map(|n| n + rest));
-        if hosts.len() > 100_000 {
-            return Err("more than 100000 hosts".to_owned());
+        if hosts.len() > MAX_HOSTS {
+            return Err(format!("more than {MAX_HOSTS} hosts"));
         }
     }
     if hosts.is_empty() {
@@ -288,7 +298,15 @@ mod tests {
             let hosts: Vec<String> = hosts.iter().map(|h| (*h).to_owned()).collect();
             assert_eq!(expand_hostlist(list), Ok(hosts), "{list}");
         }
-        for bad in ["node[1-", "node[a-b]", "node]1", "", "node[3-1]", "a,,b"] {
+        for bad in [
+            "node[1-",
+            "node[a-b]",
+            "node]1",
+            "",
+            "node[3-1]",
+            "a,,b",
+            "r[0-99999]n[0-99999]",
+        ] {
             assert!(expand_hostlist(bad).is_err(), "{bad}");
         }
     }
@@ -335,7 +353,7 @@ mod tests {
         assert_eq!(slots, [3, 4, 2]);
         assert_eq!(
             steps[1].0,
-            "srun --quiet --nodes=1 --ntasks=1 --cpus-per-task=2 --overlap \
+            "srun --verbose --nodes=1 --ntasks=1 --cpus-per-task=2 --overlap \
              --nodelist=node02 --job-name=mpcmc-child /usr/games/stockfish"
         );
         // No room for a child of 16 threads.

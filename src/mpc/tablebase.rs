@@ -29,7 +29,7 @@ pub use mpcmc_builtin::syzygy::{PATH_SEPARATOR, SyzygyError};
 /// meta-engine's scale.
 #[derive(Debug)]
 pub struct Tables {
-    tables: Syzygy,
+    tables: Arc<Syzygy>,
     /// `Syzygy50MoveRule`: a win the fifty-move rule frustrates (cursed)
     /// and a loss it saves (blessed) are draws; off, they are a win and a
     /// loss (correspondence chess without the rule).
@@ -40,10 +40,10 @@ impl Tables {
     /// Opens every directory of `path` (separated by [`PATH_SEPARATOR`]),
     /// valuing under the fifty-move rule or not.
     pub fn open(path: &str, fifty_move_rule: bool) -> Result<Tables, SyzygyError> {
-        Ok(Tables::new(Syzygy::open(path)?, fifty_move_rule))
+        Ok(Tables::new(Syzygy::shared(path)?, fifty_move_rule))
     }
 
-    pub fn new(tables: Syzygy, fifty_move_rule: bool) -> Tables {
+    pub fn new(tables: Arc<Syzygy>, fifty_move_rule: bool) -> Tables {
         Tables {
             tables,
             fifty_move_rule,

@@ -88,6 +88,7 @@ impl Meta {
             Book::open(std::path::Path::new(&path))
                 .map_err(|e| out.info_string(format!("OwnBook: {e}; playing without a book")))
                 .ok()
+                .map(Arc::new)
         })
     }
 
@@ -103,7 +104,7 @@ impl Meta {
         self.tables.get((path.clone(), rule), || {
             let (tables, said) = Syzygy::open_saying(&path);
             out.info_string(said);
-            tables.map(|t| Tables::new(t, rule))
+            tables.map(|t| Arc::new(Tables::new(t, rule)))
         })
     }
 

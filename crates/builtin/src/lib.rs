@@ -438,8 +438,10 @@ impl Engine {
         // searched, and the search probes no further (its positions are
         // all in the tables; the ranking already read their DTZ).
         let ranking = self.tablebases.as_ref().and_then(|(tables, rule)| {
-            let repeated = repeated_since_zeroing(history, root_hash, root.halfmoves());
-            tables.rank_root(root, &root_moves, repeated, *rule)
+            let since = history.len().saturating_sub(root.halfmoves() as usize);
+            let mut since_zeroing = history[since..].to_vec();
+            since_zeroing.push(root_hash);
+            tables.rank_root(root, &root_moves, &since_zeroing, *rule)
         });
         let root_moves = match &ranking {
             Some(r) => r.moves.iter().copied().collect(),
@@ -522,7 +524,7 @@ impl Engine {
         search.root_moves = searchmoves;
         tablebases.arm(&mut search);
         // The root's ranking read every move's DTZ.
-        let root_hits = tablebases.ranking.map_or(0, |r| r.moves.len() as u64);
+        let root_hits = tablebases.ranking.map_or(0, |r| r.probed as u64);
         let shown = |score: i32| to_uci(tablebases.shown(score));
 
         // (depth, score, pv) of the last completed iteration.
@@ -682,17 +684,6 @@ impl<'a> Tablebases<'a> {
             _ => score,
         }
     }
-}
-
-/// Whether a position has occurred twice since the last capture or pawn
-/// move (`halfmoves` ago): the game's positions before the root
-/// (`history`, oldest first) and the root.
-fn repeated_since_zeroing(history: &[u64], root: u64, halfmoves: u32) -> bool {
-    let since = history.len().saturating_sub(halfmoves as usize);
-    let mut seen: Vec<u64> = history[since..].to_vec();
-    seen.push(root);
-    seen.sort_unstable();
-    seen.windows(2).any(|w| w[0] == w[1])
 }
 
 /// A static evaluation of `pos` in centipawns from the side to move.

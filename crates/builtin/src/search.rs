@@ -670,10 +670,13 @@ impl<'a> Search<'a> {
             }
         }
 
-        // The tables' bound on a PV node holds whatever the moves found.
+        // The tables' bound on a PV node holds whatever the moves found;
+        // when it is the score, it is a bound (a win may be a mate).
         let best_score = best_score.clamp(tb_floor, tb_ceiling);
-        let bound = if best_score >= beta {
+        let bound = if best_score >= beta || (best_move.is_none() && best_score == tb_floor) {
             TtBound::Lower
+        } else if best_score == tb_ceiling {
+            TtBound::Upper
         } else if alpha > original_alpha {
             TtBound::Exact
         } else {

@@ -1,6 +1,7 @@
 //! Syzygy endgame tablebases (`SyzygyPath`), read with `shakmaty-syzygy`
-//! (by shakmaty's author): opened here once for the whole program — the
-//! engine's own search and root, and the meta-engine's exact values.
+//! (by shakmaty's author): opened here, and shared by the whole program
+//! ([`Syzygy::shared`]) — the engine's own search and root, every
+//! in-process child's, and the meta-engine's exact values.
 //!
 //! In the search a position reached by a capture or pawn move with few
 //! enough pieces is valued by its WDL (as Stockfish probes); at a root the
@@ -8,7 +9,10 @@
 //! only the best-ranked are searched, so a win is never let go and a draw
 //! never lost ([`Syzygy::rank_root`]).
 
-use std::path::PathBuf;
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex},
+};
 
 use shakmaty::{Chess, Move, Position};
 use shakmaty_syzygy::{Tablebase, Wdl};
@@ -54,6 +58,8 @@ impl std::fmt::Debug for Syzygy {
 pub struct RootRanking {
     /// The best-ranked moves: every one keeps the root's result.
     pub moves: Vec<Move>,
+    /// Positions probed to rank them (one a root move).
+    pub probed: usize,
     /// That result on the search's scale, for the side to move: a win
     /// above every evaluation ([`TB_WIN`] less the plies to the next
     /// capture or pawn move), 0 for a draw (a cursed win or blessed loss
@@ -89,10 +95,27 @@ impl Syzygy {
         Ok(Syzygy { tables, files })
     }
 
+    /// The tables of `path`, opened once for the whole program: every
+    /// engine that names the same path shares them (and the table files
+    /// they hold open). A path that cannot be used is tried again at the
+    /// next call.
+    pub fn shared(path: &str) -> Result<Arc<Syzygy>, SyzygyError> {
+        static LAST: Mutex<Option<(String, Arc<Syzygy>)>> = Mutex::new(None);
+        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((opened, tables)) = &*last
+            && opened == path
+        {
+            return Ok(tables.clone());
+        }
+        let tables = Arc::new(Syzygy::open(path)?);
+        *last = Some((path.to_owned(), tables.clone()));
+        Ok(tables)
+    }
+
     /// What an engine says when it opens `path` (the `info string` text),
-    /// and the tables when they opened.
-    pub fn open_saying(path: &str) -> (Option<Syzygy>, String) {
-        match Syzygy::open(path) {
+    /// and the tables when they opened ([`Syzygy::shared`]).
+    pub fn open_saying(path: &str) -> (Option<Arc<Syzygy>>, String) {
+        match Syzygy::shared(path) {
             Ok(tables) => {
                 let said = format!(
                     "SyzygyPath: {} tablebase files, up to {} pieces",
@@ -138,27 +161,36 @@ impl Syzygy {
     /// The root's `moves` ranked as Stockfish ranks them: by the plies to
     /// the next capture or pawn move (DTZ) each leaves, counted with the
     /// root's fifty-move counter, so that every move that still wins within
-    /// the rule ranks alike (the search chooses among them) unless the
-    /// position has `repeated` since the last capture or pawn move (then
-    /// the fastest conversions only, so that no win is shuffled away).
-    /// Without `fifty_move_rule` a cursed win is a win and a blessed loss
-    /// a loss. `None` when the tables do not hold the root or a position
-    /// after one of its moves.
+    /// the rule ranks alike (the search chooses among them) unless a
+    /// position has repeated since the last capture or pawn move (then
+    /// the fastest conversions only, so that no win is shuffled away); a
+    /// move into a third repetition is a draw. `since_zeroing`: the keys
+    /// ([`mpcmc_protocol::game::hash`]) of the game's positions since the
+    /// last capture or pawn move, the root last. Without `fifty_move_rule`
+    /// a cursed win is a win and a blessed loss a loss. `None` when the
+    /// tables do not hold the root or a position after one of its moves.
     pub fn rank_root(
         &self,
         root: &Chess,
         moves: &[Move],
-        repeated: bool,
+        since_zeroing: &[u64],
         fifty_move_rule: bool,
     ) -> Option<RootRanking> {
         if !self.covers(root) || moves.is_empty() {
             return None;
         }
+        let mut seen = since_zeroing.to_vec();
+        seen.sort_unstable();
+        let repeated = seen.windows(2).any(|w| w[0] == w[1]);
+        let third_time = |after: &Chess| {
+            let key = mpcmc_protocol::game::hash(after);
+            seen.iter().filter(|&&k| k == key).count() >= 2
+        };
         let counter = root.halfmoves().min(100) as i32;
         let bound = if fifty_move_rule { MAX_DTZ - 100 } else { 1 };
         let mut ranked = Vec::with_capacity(moves.len());
         for &m in moves {
-            let dtz = self.dtz_after(root, m).ok()?;
+            let dtz = self.dtz_after(root, m, &third_time).ok()?;
             let rank = if dtz > 0 {
                 if dtz + counter <= 99 && !repeated {
                     MAX_DTZ
@@ -185,8 +217,10 @@ impl Syzygy {
             ranked.push((m, rank, score));
         }
         let best = ranked.iter().map(|r| r.1).max()?;
+        let probed = ranked.len();
         ranked.retain(|r| r.1 == best);
         Some(RootRanking {
+            probed,
             score: ranked.iter().map(|r| r.2).max()?,
             moves: ranked.into_iter().map(|r| r.0).collect(),
         })
@@ -194,13 +228,22 @@ impl Syzygy {
 
     /// The plies from `root` to the next capture or pawn move on the
     /// tables' best line after `m` (DTZ): positive when the side to move at
-    /// `root` wins, negative when it loses, 0 for a draw; ±101 and more for
+    /// `root` wins, negative when it loses, 0 for a draw (a move into a
+    /// position that is there for the `third_time` too); ±101 and more for
     /// a win or loss the fifty-move rule undoes.
-    fn dtz_after(&self, root: &Chess, m: Move) -> Result<i32, shakmaty_syzygy::SyzygyError> {
+    fn dtz_after(
+        &self,
+        root: &Chess,
+        m: Move,
+        third_time: &impl Fn(&Chess) -> bool,
+    ) -> Result<i32, shakmaty_syzygy::SyzygyError> {
         let mut after = root.clone();
         after.play_unchecked(m);
         if after.is_checkmate() {
             return Ok(1);
+        }
+        if third_time(&after) {
+            return Ok(0);
         }
         if m.is_zeroing() {
             // The opponent's result right after the capture or pawn move.

@@ -47,13 +47,13 @@ impl<K, T> Default for Opened<K, T> {
 
 impl<K: PartialEq, T> Opened<K, T> {
     /// What `key` opens: the kept one, or `open`'s when the key changed.
-    pub fn get(&mut self, key: K, open: impl FnOnce() -> Option<T>) -> Option<Arc<T>> {
+    pub fn get(&mut self, key: K, open: impl FnOnce() -> Option<Arc<T>>) -> Option<Arc<T>> {
         if let Some((opened, value)) = &self.0
             && *opened == key
         {
             return value.clone();
         }
-        let value = open().map(Arc::new);
+        let value = open();
         self.0 = Some((key, value.clone()));
         value
     }

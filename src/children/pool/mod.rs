@@ -259,13 +259,15 @@ impl Pool {
     pub async fn shutdown(mut self) {
         self.close();
         // A worker may be draining a stopped search (STOP_TIMEOUT) before it
-        // quits its children (QUIT_TIMEOUT each).
-        let deadline = super::client::STOP_TIMEOUT + 2 * QUIT_TIMEOUT + Duration::from_millis(500);
+        // quits its children (QUIT_TIMEOUT each, twice for a launcher ended
+        // by SIGTERM).
+        let deadline = super::client::STOP_TIMEOUT + 4 * QUIT_TIMEOUT + Duration::from_millis(500);
         for mut worker in std::mem::take(&mut self.workers) {
             if tokio::time::timeout(deadline, &mut worker).await.is_err() {
                 tracing::warn!("a pool worker did not finish within {deadline:?}; aborting it");
                 worker.abort();
-                // Dropping its clients kills their processes (kill_on_drop).
+                // Dropping its clients ends their processes (kill_on_drop,
+                // or their group's signal).
                 let _ = worker.await;
             }
         }

@@ -57,6 +57,10 @@ impl Search {
         let deadline = self
             .clock
             .runs_from(start, time, plan.root_keeps_clock(settings.fortify));
+        let ends = Ends {
+            deadline: Some(deadline),
+            on_ponderhit: OnPonderHit::Ignore,
+        };
         match plan {
             TimedPlan::Rounds(lookahead, plan) => {
                 if lookahead != settings.lookahead {
@@ -70,19 +74,11 @@ impl Search {
                     lookahead,
                     ..settings
                 };
-                let ends = Ends {
-                    deadline: Some(deadline),
-                    on_ponderhit: OnPonderHit::Ignore,
-                };
                 self.pass(Work::Rounds(plan), settings, ends)
                     .await
                     .ok_or_else(no_candidates)
             }
             TimedPlan::EvenPass { calls, root } => {
-                let ends = Ends {
-                    deadline: Some(deadline),
-                    on_ponderhit: OnPonderHit::Ignore,
-                };
                 let work = Work::Pass {
                     calls,
                     root: Some(root),
