@@ -222,6 +222,17 @@ impl Cluster {
         })
     }
 
+    /// mpcmc inside `job` with `flags`, its children up: `steps` job steps
+    /// running.
+    fn ready_mpcmc(&self, job: &Job, flags: &[&str], steps: usize) -> Mpcmc {
+        let mut e = self.mpcmc(job, flags);
+        e.handshake();
+        e.send("isready");
+        e.until("readyok", 60 * SECOND);
+        self.wait_steps(job, steps);
+        e
+    }
+
     /// mpcmc's job steps running in `job`.
     fn steps(&self, job: &Job) -> Vec<String> {
         let out = self
@@ -294,11 +305,7 @@ fn a_decision_runs_on_job_steps_and_outlives_a_cancelled_one() {
     let workers = format!("--workers=slurm {}", stockfish());
     let evaluator = format!("--evaluator={}", stockfish());
     let log_flag = format!("--log-file={}", log.display());
-    let mut e = cluster.mpcmc(&job, &[&workers, &evaluator, &log_flag]);
-    e.handshake();
-    e.send("isready");
-    e.until("readyok", 30 * SECOND);
-    cluster.wait_steps(&job, 2);
+    let mut e = cluster.ready_mpcmc(&job, &[&workers, &evaluator, &log_flag], 2);
     e.send("position startpos");
     e.send("go nodes 200000");
     let (mv, lines) = e.bestmove(30 * SECOND);
@@ -359,11 +366,7 @@ fn sigterm_eof_and_kill_end_every_job_step() {
     let job = cluster.allocate(4);
     let workers = format!("--workers=slurm {}", stockfish());
     for end in ["SIGTERM", "EOF", "KILL"] {
-        let mut e = cluster.mpcmc(&job, &[&workers, "--evaluator=builtin"]);
-        e.handshake();
-        e.send("isready");
-        e.until("readyok", 30 * SECOND);
-        cluster.wait_steps(&job, 3);
+        let mut e = cluster.ready_mpcmc(&job, &[&workers, "--evaluator=builtin"], 3);
         if end == "EOF" {
             e.close_stdin();
         } else {
@@ -396,11 +399,7 @@ fn a_lost_node_costs_no_time() {
     let job = cluster.allocate(3);
     let workers = format!("--workers=slurm {}", stockfish());
     let evaluator = format!("--evaluator={}", stockfish());
-    let mut e = cluster.mpcmc(&job, &[&workers, &evaluator]);
-    e.handshake();
-    e.send("isready");
-    e.until("readyok", 30 * SECOND);
-    cluster.wait_steps(&job, 2);
+    let mut e = cluster.ready_mpcmc(&job, &[&workers, &evaluator], 2);
     e.send("position startpos");
     let sent = Instant::now();
     e.send("go movetime 2000");
@@ -501,10 +500,7 @@ fn measure_job_steps_against_local_children() {
             format!("--trace-file={}", trace.display()),
         ];
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let mut e = cluster.mpcmc(&job, &flags);
-        e.handshake();
-        e.send("isready");
-        e.until("readyok", 60 * SECOND);
+        let mut e = cluster.ready_mpcmc(&job, &flags, 2);
         let mut took = Vec::new();
         for moves in ["", "e2e4 e7e5", "d2d4 d7d5 c2c4"] {
             e.send(&format!("position startpos moves {moves}"));

@@ -117,18 +117,9 @@ fn the_root_move_in_a_tablebase_position_keeps_its_value() {
         after.play_unchecked(mv);
         let kept = -tables.value(&after).expect("after, in the tables");
         assert_eq!(kept.cmp(&Value::DRAW) as i32, sign, "{fen}: {mv}");
-        let line = lines
-            .iter()
-            .rev()
-            .find(|l| l.starts_with("info depth"))
-            .expect("a line");
+        let line = last_line(&lines);
         assert!(line.contains(" tbhits "), "{line}");
-        let cp: i32 = line
-            .split_whitespace()
-            .skip_while(|w| *w != "cp")
-            .nth(1)
-            .and_then(|w| w.parse().ok())
-            .expect("a cp score");
+        let cp = cp_of(&line);
         match sign {
             1 => assert!(cp > 20_000, "{line}"),
             -1 => assert!(cp < -20_000, "{line}"),
@@ -281,12 +272,7 @@ fn the_engine_alone_probes_captures_into_the_tables() {
         let (mv, lines) = e.bestmove(30 * SECOND);
         assert_eq!(mv, "d2d4", "{lines:?}");
         assert!(e.quit().success());
-        let line = lines
-            .iter()
-            .rev()
-            .find(|l| l.starts_with("info depth"))
-            .expect("a line")
-            .clone();
+        let line = last_line(&lines);
         (cp_of(&line), line)
     };
     let (with, line) = score(&[&format!("--syzygy-path={TABLES}")]);
@@ -295,6 +281,16 @@ fn the_engine_alone_probes_captures_into_the_tables() {
     let (without, line) = score(&[]);
     assert!(without < 5_000, "{line}");
     assert!(!line.contains(" tbhits "), "{line}");
+}
+
+/// The last `info depth` line.
+fn last_line(lines: &[String]) -> String {
+    lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("a line")
+        .clone()
 }
 
 /// The `cp` of an `info` line.
@@ -323,12 +319,7 @@ fn the_engine_alone_values_its_root_by_the_tables_and_the_counter() {
         let (mv, lines) = e.bestmove(30 * SECOND);
         assert_legal(&chess(fen), &mv);
         assert!(e.quit().success());
-        let line = lines
-            .iter()
-            .rev()
-            .find(|l| l.starts_with("info depth"))
-            .expect("a line")
-            .clone();
+        let line = last_line(&lines);
         assert!(line.contains(" tbhits "), "{line}");
         cp_of(&line)
     };
