@@ -457,3 +457,19 @@ async fn a_root_moves_calls_share_a_child_and_its_position_comes_back_to_it() {
         .shutdown()
         .await;
 }
+
+/// What a child writes on its stderr is read to the end, bytes that are not
+/// UTF-8 included: a wrapper that complains in Latin-1 and then complains
+/// again is not killed by a closed pipe (SIGPIPE) and still searches.
+#[tokio::test]
+async fn a_child_that_writes_bytes_not_utf8_on_stderr_keeps_working() {
+    let script = format!(
+        "printf 'caf\\351\\n' >&2; sleep 0.2; printf 'again\\n' >&2; exec {}",
+        stockfish()
+    );
+    let mut client = spawn(format!("sh -c {}", quote(&script)), "latin1").await;
+    let q = root_query(after_e4(), ChildLimit::Nodes(2000));
+    let report = report_of(client.search(&q, &CancellationToken::new()).await);
+    assert!(q.position().is_legal(report.best), "{report:?}");
+    client.quit(Duration::from_secs(1)).await;
+}
