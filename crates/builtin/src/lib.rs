@@ -454,7 +454,7 @@ impl Engine {
         };
         let searchmoves = (root_moves.len() < root.legal_moves().len()).then(|| root_moves.clone());
         let helpers_stop = Arc::new(AtomicBool::new(false));
-        let helper_nodes = AtomicU64::new(0);
+        let helper_nodes = Counts::default();
         let (tt, main_history, main_pv) = (&*self.tt, &mut self.history, &mut self.pv);
         std::thread::scope(|scope| {
             // Helpers run until the main search ends, however it ends (a
@@ -515,7 +515,7 @@ impl Engine {
         budget: Budget,
         tablebases: Tablebases,
         stop: &AtomicBool,
-        helper_nodes: &AtomicU64,
+        helper_nodes: &Counts,
         started: Instant,
         on_progress: &mut dyn FnMut(&Progress),
     ) -> Outcome {
@@ -549,8 +549,8 @@ impl Engine {
                 depth,
                 seldepth: (search.seldepth as u32).max(depth),
                 score: shown(score),
-                nodes: search.nodes + helper_nodes.load(Ordering::Relaxed),
-                tbhits: root_hits + search.tbhits,
+                nodes: search.nodes + helper_nodes.nodes.load(Ordering::Relaxed),
+                tbhits: root_hits + search.tbhits + helper_nodes.tbhits.load(Ordering::Relaxed),
                 time: started.elapsed(),
                 pv: pv.clone(),
             });
@@ -610,7 +610,7 @@ impl Helper {
         max_depth: u32,
         probing: Option<(&Syzygy, bool)>,
         stop: &AtomicBool,
-        nodes: &AtomicU64,
+        counts: &Counts,
     ) {
         self.history.age();
         let budget = Budget {
@@ -635,13 +635,18 @@ impl Helper {
         }
         .arm(&mut search);
         let mut prev = None;
-        let mut counted = 0;
+        let mut counted = (0, 0);
         for depth in 1..=max_depth {
             search.root_best = None;
             search.seldepth = 0;
             let score = search.iterate(root, depth, prev);
-            nodes.fetch_add(search.nodes - counted, Ordering::Relaxed);
-            counted = search.nodes;
+            counts
+                .nodes
+                .fetch_add(search.nodes - counted.0, Ordering::Relaxed);
+            counts
+                .tbhits
+                .fetch_add(search.tbhits - counted.1, Ordering::Relaxed);
+            counted = (search.nodes, search.tbhits);
             match score {
                 Some(score) => prev = Some(score),
                 None => break,
@@ -650,10 +655,18 @@ impl Helper {
     }
 }
 
+/// What the helper threads have searched so far.
+#[derive(Default)]
+struct Counts {
+    nodes: AtomicU64,
+    tbhits: AtomicU64,
+}
+
 impl Outcome {
-    /// The outcome with the helpers' nodes counted in.
-    fn with_helpers(mut self, helper_nodes: &AtomicU64) -> Outcome {
-        self.nodes += helper_nodes.load(Ordering::Relaxed);
+    /// The outcome with the helpers' nodes and probes counted in.
+    fn with_helpers(mut self, helpers: &Counts) -> Outcome {
+        self.nodes += helpers.nodes.load(Ordering::Relaxed);
+        self.tbhits += helpers.tbhits.load(Ordering::Relaxed);
         self
     }
 }
@@ -958,12 +971,12 @@ mod tests {
             history: History::new(),
             pv: search::pv_table(),
         };
-        let (stop, nodes) = (AtomicBool::new(false), AtomicU64::new(0));
+        let (stop, counts) = (AtomicBool::new(false), Counts::default());
         let started = Instant::now();
         std::thread::scope(|s| {
             s.spawn(|| {
                 let hash = mpcmc_protocol::game::hash(&root);
-                helper.search(&tt, &root, &[], hash, None, MAX_DEPTH, None, &stop, &nodes);
+                helper.search(&tt, &root, &[], hash, None, MAX_DEPTH, None, &stop, &counts);
             });
             std::thread::sleep(Duration::from_millis(100));
             stop.store(true, Ordering::Relaxed);
@@ -971,7 +984,7 @@ mod tests {
         // It searched (to no depth limit: only the flag ended it), counted
         // its nodes and wrote what it found where the main thread looks.
         assert!(started.elapsed() < Duration::from_millis(100) + SLACK);
-        assert!(nodes.load(Ordering::Relaxed) > 1_000);
+        assert!(counts.nodes.load(Ordering::Relaxed) > 1_000);
         assert!(tt.hashfull() > 0);
         let root_entry = tt.probe(mpcmc_protocol::game::hash(&root));
         assert!(root_entry.and_then(|e| e.mv).is_some());
