@@ -379,3 +379,32 @@ fn the_book_is_used_and_left() {
     );
     assert!(e.quit().success());
 }
+
+/// The levels are calibrated over the built-in engine: at a level over
+/// another engine mpcmc says once that they play stronger there; over the
+/// built-in engine it says nothing of the kind.
+#[test]
+fn a_level_over_another_engine_says_it_is_uncalibrated() {
+    let said = |flags: &[&str]| {
+        let mut all = vec!["--uci-limit-strength=true", "--uci-elo=1500"];
+        all.extend_from_slice(flags);
+        let mut e = Mpcmc::start(&all);
+        e.handshake();
+        let mut lines = Vec::new();
+        for _ in 0..2 {
+            e.send("position startpos");
+            e.send("go nodes 20000");
+            let (mv, more) = e.bestmove(30 * SECOND);
+            assert_legal(&position(None, &[]), &mv);
+            lines.extend(more);
+        }
+        assert!(e.quit().success());
+        lines
+            .iter()
+            .filter(|l| l.starts_with("info string UCI_Elo is calibrated over the built-in engine"))
+            .count()
+    };
+    let evaluator = format!("--evaluator={}", common::stockfish());
+    assert_eq!(said(&[&evaluator]), 1, "said once, over Stockfish");
+    assert_eq!(said(&[]), 0, "nothing over the built-in engine");
+}

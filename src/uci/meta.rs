@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 
 use crate::{
     book::Book,
-    children::{Pool, PoolConfig},
+    children::{Pool, PoolConfig, inprocess::is_builtin},
     mpc::rounds::Noise,
     mpc::tablebase::Tables,
     uci::{
@@ -52,6 +52,8 @@ pub struct Meta {
     book: Opened<String, Book>,
     /// The tablebases last opened (`SyzygyPath`, `Syzygy50MoveRule`).
     tables: Opened<(String, bool), Tables>,
+    /// The children the levels were last said to be uncalibrated over.
+    said_uncalibrated: Option<String>,
 }
 
 /// How long `isready` waits for the children to start.
@@ -69,6 +71,7 @@ impl Meta {
             carry: carry::CarryCell::default(),
             book: Opened::default(),
             tables: Opened::default(),
+            said_uncalibrated: None,
         }
     }
 
@@ -106,6 +109,35 @@ impl Meta {
             out.info_string(said);
             tables.map(|t| Arc::new(Tables::new(t, rule)))
         })
+    }
+
+    /// At a level over children other than the built-in engine, says once
+    /// (for these children) that the levels are calibrated over the
+    /// built-in engine only.
+    fn say_if_uncalibrated(&mut self, pool: &Pool, out: &Output) {
+        if !self.options.limit_strength {
+            return;
+        }
+        let others: Vec<&str> = pool
+            .config()
+            .groups
+            .iter()
+            .filter_map(|g| g.evaluator.as_ref())
+            .map(|c| c.command.as_str())
+            .filter(|command| !is_builtin(command))
+            .collect();
+        let Some(first) = others.first() else {
+            return;
+        };
+        let key = others.join("; ");
+        if self.said_uncalibrated.as_deref() != Some(key.as_str()) {
+            out.info_string(format!(
+                "UCI_Elo is calibrated over the built-in engine; over {first} the levels \
+                 play stronger than their number (measured: level 1800 over Stockfish 15.1 \
+                 won 60 of 60 games against Stockfish's UCI_Elo 1800)"
+            ));
+            self.said_uncalibrated = Some(key);
+        }
     }
 
     /// The pool for the current options, started or restarted as needed.
@@ -241,6 +273,7 @@ impl Searcher for Meta {
         };
         let book = self.book(&request.out);
         let tables = self.tables(&request.out);
+        self.say_if_uncalibrated(&pool, &request.out);
         tokio::spawn(search::run(GoRequest {
             book,
             tables,
