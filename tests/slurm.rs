@@ -289,6 +289,18 @@ impl Drop for Cluster {
     }
 }
 
+/// Whether the decision line says the lookahead decided (over the steps),
+/// not a fallback.
+fn by_lookahead(lines: &[String]) -> bool {
+    ["lookahead", "fortified", "refuted", "unchecked"]
+        .iter()
+        .any(|rule| {
+            lines
+                .iter()
+                .any(|l| l.starts_with("info string") && l.contains(&format!("rule {rule}:")))
+        })
+}
+
 /// A decision over `slurm /usr/games/stockfish` in an allocation of three
 /// CPUs: two job steps (the root search keeps one CPU here), a legal move;
 /// a step cancelled mid-search costs no time (the move comes when due),
@@ -310,15 +322,7 @@ fn a_decision_runs_on_job_steps_and_outlives_a_cancelled_one() {
     e.send("go nodes 200000");
     let (mv, lines) = e.bestmove(30 * SECOND);
     assert_legal(&position(None, &[]), &mv);
-    // A decision of the lookahead over the steps, not a fallback.
-    let decided = ["lookahead", "fortified", "refuted", "unchecked"]
-        .iter()
-        .any(|rule| {
-            lines
-                .iter()
-                .any(|l| l.starts_with("info string") && l.contains(&format!("rule {rule}:")))
-        });
-    assert!(decided, "{lines:?}");
+    assert!(by_lookahead(&lines), "{lines:?}");
     // A step cancelled mid-search.
     e.send("position startpos moves e2e4");
     let sent = Instant::now();
@@ -429,6 +433,26 @@ fn a_lost_node_costs_no_time() {
     let took = sent.elapsed();
     assert!(took < Duration::from_millis(1000), "{took:?}");
     assert!(e.quit().success());
+}
+
+/// `slurm builtin` runs this program's built-in engine (`mpcmc engine`)
+/// as the job steps: a decision over them.
+#[test]
+fn slurm_builtin_runs_the_engine_alone_as_job_steps() {
+    let _one = one_at_a_time();
+    let Some(cluster) = Cluster::start("builtin", 4) else {
+        return;
+    };
+    let job = cluster.allocate(3);
+    let mut e = cluster.ready_mpcmc(&job, &["--workers=slurm builtin"], 2);
+    e.send("position startpos moves e2e4");
+    e.send("go nodes 100000");
+    let (mv, lines) = e.bestmove(30 * SECOND);
+    assert_legal(&position(None, &["e2e4"]), &mv);
+    assert!(by_lookahead(&lines), "{lines:?}");
+    assert!(e.quit().success());
+    cluster.wait_steps(&job, 0);
+    cluster.cancel(&job.id);
 }
 
 /// Outside an allocation a `slurm` entry is refused with one clear `info
