@@ -280,7 +280,7 @@ async fn the_virtual_clock_ends_when_the_busiest_worker_reaches_the_budget() {
         );
     }
     for workers in [moves.len() + 1, 64] {
-        let (calls, root) = virtual_pass(budget, settings, moves.len(), moves.len(), workers);
+        let (calls, root) = virtual_pass(budget, settings, moves.len(), moves.len());
         assert_eq!(root, ChildLimit::Nodes(budget));
         let lanes = workers - 1;
         let d = lookahead::pass(

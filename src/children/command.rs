@@ -31,11 +31,22 @@ impl EngineCommand {
     /// How its process group is ended ([`End`]): `srun` by SIGTERM, so that
     /// it cancels its job step; everything else by SIGKILL.
     pub fn end(&self) -> End {
-        if std::path::Path::new(&self.program).file_name() == Some("srun".as_ref()) {
+        if self.program_name() == Some("srun") {
             End::Term
         } else {
             End::Kill
         }
+    }
+
+    /// Its children run on other machines: it is `ssh …`, `srun …` or a
+    /// `slurm` entry's command.
+    pub fn is_remote(&self) -> bool {
+        self.program == slurm::WORD || matches!(self.program_name(), Some("ssh" | "srun"))
+    }
+
+    /// The program's file name (`srun` for `/usr/bin/srun`).
+    fn program_name(&self) -> Option<&str> {
+        std::path::Path::new(&self.program).file_name()?.to_str()
     }
 
     pub fn parse(line: &str) -> Result<EngineCommand, CommandError> {
@@ -82,12 +93,7 @@ impl WorkerEntry {
     /// Its children run on other machines: the command is `ssh …`, `srun
     /// …` or a `slurm` entry.
     pub fn is_remote(&self) -> bool {
-        EngineCommand::parse(&self.command).is_ok_and(|c| {
-            c.program == slurm::WORD
-                || ["ssh", "srun"].iter().any(|launcher| {
-                    std::path::Path::new(&c.program).file_name() == Some(launcher.as_ref())
-                })
-        })
+        EngineCommand::parse(&self.command).is_ok_and(|c| c.is_remote())
     }
 
     /// A `slurm COMMAND` entry's command line (see [`slurm`]).

@@ -14,7 +14,7 @@
 //! `ChildThreads` CPUs, less the root search's `Threads` on the node mpcmc
 //! runs on.
 
-use std::fmt::Write as _;
+use std::{fmt::Write as _, sync::OnceLock};
 
 /// The word that starts a `slurm` entry's command.
 pub const WORD: &str = "slurm";
@@ -57,9 +57,13 @@ pub struct Allocation {
 }
 
 impl Allocation {
-    /// The allocation of this process's environment.
+    /// The allocation of this process's environment, read once (the pool's
+    /// configuration is made at every `go`; the environment does not
+    /// change).
     pub fn from_env() -> Result<Allocation, SlurmError> {
-        Allocation::from_vars(|name| std::env::var(name).ok())
+        static HERE: OnceLock<Result<Allocation, SlurmError>> = OnceLock::new();
+        HERE.get_or_init(|| Allocation::from_vars(|name| std::env::var(name).ok()))
+            .clone()
     }
 
     /// The allocation `var` describes (an environment variable's value by
@@ -165,11 +169,14 @@ pub fn builtin_command() -> String {
     format!("'{}' engine", exe.replace('\'', r"'\''"))
 }
 
-/// This machine's host name (Linux), else empty.
-pub fn this_host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_default()
+/// This machine's host name (Linux), else empty; read once.
+pub fn this_host() -> &'static str {
+    static HOST: OnceLock<String> = OnceLock::new();
+    HOST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_default()
+    })
 }
 
 /// The most hosts a hostlist may name.

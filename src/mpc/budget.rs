@@ -156,31 +156,35 @@ pub fn virtual_rounds(
     rounds_over_nodes(root, per_worker, Some(lanes), settings, (moves, branching))
 }
 
-/// One even pass on `workers` virtual workers of `per_worker` nodes each
-/// (`VirtualWorkers`, `go nodes B`): the root search has one worker, `B`
-/// nodes; every root move's calls go to one of the others, dealt evenly,
-/// each call under the limit that has the busiest worker search `B` (with
-/// a worker for every move, half of it for each of a one-step line's two
-/// calls: the paper's setting). The per-call limit, then the root's.
+/// One even pass on virtual workers of `per_worker` nodes each, one for
+/// every root move besides the root search's (`VirtualWorkers`, `go nodes
+/// B`): the root search `B` nodes, each move's calls one after another on
+/// a worker of its own, each a share of `B` ([`calls_a_move`]: half for a
+/// one-step line's two calls, the paper's setting). The per-call limit,
+/// then the root's.
 pub fn virtual_pass(
     per_worker: u64,
     settings: Settings,
     moves: usize,
     branching: usize,
-    workers: usize,
 ) -> (ChildLimit, ChildLimit) {
-    let lanes = workers.saturating_sub(1).max(1);
-    let moves = moves.max(1);
-    let waves = moves.div_ceil(lanes) as u64;
-    let calls = settings
-        .lookahead
-        .calls(moves, branching.max(moves), settings.prune_width);
-    let per_move = calls.div_ceil(moves as u64).max(1);
-    let each = (per_worker / (waves * per_move)).max(1);
+    let each = (per_worker / calls_a_move(settings, moves, branching)).max(1);
     (
         ChildLimit::Nodes(each),
         ChildLimit::Nodes(per_worker.max(1)),
     )
+}
+
+/// The calls of one root move's lines in `settings`' lookahead (2 for
+/// one-step): an even pass, each move's calls on a worker of their own,
+/// gives each call this share of the worker's budget.
+fn calls_a_move(settings: Settings, moves: usize, branching: usize) -> u64 {
+    let moves = moves.max(1);
+    settings
+        .lookahead
+        .calls(moves, branching.max(moves), settings.prune_width)
+        .div_ceil(moves as u64)
+        .max(1)
 }
 
 /// A root search of `root` nodes and rounds of halving over `lookahead`
@@ -380,7 +384,8 @@ pub fn plan_timed(
     // child alone (33 workers, 200 games), where rounds on the same
     // workers never changed the root search's move (`VirtualWorkers`).
     let one_wave = budget.lanes >= moves && moves >= 2 && settings.lookahead == Lookahead::One;
-    let call = (usable / 2).saturating_sub(budget.call_cost);
+    let share = calls_a_move(settings, moves, branching) as u32;
+    let call = (usable / share).saturating_sub(budget.call_cost);
     if one_wave && call >= MIN_CALL {
         return TimedPlan::EvenPass {
             calls: ChildLimit::MoveTime(call),

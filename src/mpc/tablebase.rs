@@ -13,9 +13,9 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-use std::{sync::Arc, time::Duration};
+use std::{cmp::Ordering, sync::Arc, time::Duration};
 
-use mpcmc_builtin::syzygy::Syzygy;
+use mpcmc_builtin::syzygy::{self, Syzygy};
 use shakmaty::{Chess, Move, Position};
 use shakmaty_syzygy::AmbiguousWdl;
 use tokio_util::sync::CancellationToken;
@@ -73,26 +73,21 @@ impl Tables {
         if !self.covers(pos) {
             return None;
         }
-        let probed = self
-            .tables
-            .tables()
-            .probe_wdl(pos)
-            .and_then(|wdl| Ok((wdl, self.tables.tables().probe_dtz(pos)?)));
-        let (wdl, dtz) = match probed {
-            Ok(found) => found,
+        // One DTZ probe: the result follows from it and the counter (as
+        // `probe_wdl` derives it, which would probe DTZ once more).
+        let dtz = match self.tables.tables().probe_dtz(pos) {
+            Ok(dtz) => dtz,
             Err(e) => {
                 tracing::debug!("tablebase probe failed: {e}");
                 return None;
             }
         };
-        let plies = dtz.ignore_rounding().0.unsigned_abs();
-        let rule = self.fifty_move_rule;
-        Some(match wdl {
-            AmbiguousWdl::Win | AmbiguousWdl::MaybeWin => Value::tablebase_win(plies),
-            AmbiguousWdl::CursedWin if !rule => Value::tablebase_win(plies),
-            AmbiguousWdl::Loss | AmbiguousWdl::MaybeLoss => -Value::tablebase_win(plies),
-            AmbiguousWdl::BlessedLoss if !rule => -Value::tablebase_win(plies),
-            AmbiguousWdl::CursedWin | AmbiguousWdl::Draw | AmbiguousWdl::BlessedLoss => Value::DRAW,
+        let wdl = AmbiguousWdl::from_dtz_and_halfmoves(dtz, pos.halfmoves());
+        let win = Value::tablebase_win(dtz.ignore_rounding().0.unsigned_abs());
+        Some(match syzygy::outcome(wdl, self.fifty_move_rule) {
+            Ordering::Greater => win,
+            Ordering::Less => -win,
+            Ordering::Equal => Value::DRAW,
         })
     }
 

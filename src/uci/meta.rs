@@ -50,8 +50,8 @@ pub struct Meta {
     carry: carry::CarryCell,
     /// The opening book last opened (`BookFile`).
     book: Opened<String, Book>,
-    /// The tablebases last opened (`SyzygyPath`, `Syzygy50MoveRule`).
-    tables: Opened<(String, bool), Tables>,
+    /// The tablebases last opened (`SyzygyPath`).
+    tables: Opened<String, Syzygy>,
     /// The children the levels were last said to be uncalibrated over.
     said_uncalibrated: Option<String>,
 }
@@ -99,16 +99,11 @@ impl Meta {
     /// changes); a path that cannot be used is said in an `info string`
     /// when first tried, and the engine plays without tables.
     fn tables(&mut self, out: &Output) -> Option<Arc<Tables>> {
-        let path = self.options.syzygy_path.trim().to_owned();
-        if path.is_empty() {
-            return None;
-        }
-        let rule = self.options.syzygy_50_move_rule;
-        self.tables.get((path.clone(), rule), || {
-            let (tables, said) = Syzygy::open_saying(&path);
-            out.info_string(said);
-            tables.map(|t| Arc::new(Tables::new(t, rule)))
-        })
+        let tables = Syzygy::for_go(&mut self.tables, self.options.syzygy_path.trim(), out)?;
+        Some(Arc::new(Tables::new(
+            tables,
+            self.options.syzygy_50_move_rule,
+        )))
     }
 
     /// At a level over children other than the built-in engine, says once

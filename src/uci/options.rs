@@ -927,6 +927,8 @@ impl Options {
     /// allocation the value is not usable.
     fn slurm_steps(&self, entries: Vec<WorkerEntry>) -> Result<Vec<WorkerEntry>, OptionError> {
         let mut steps = Vec::with_capacity(entries.len());
+        let threads = self.threads_per_child() as usize;
+        let here = (slurm::this_host(), self.cores() as usize);
         for e in entries {
             let Some(command) = e.slurm_command() else {
                 steps.push(e);
@@ -937,10 +939,8 @@ impl Options {
             } else {
                 command.to_owned()
             };
-            let threads = self.threads_per_child() as usize;
-            let here = (slurm::this_host(), self.cores() as usize);
             let planned = Allocation::from_env()
-                .and_then(|a| a.steps(&command, threads, (&here.0, here.1)))
+                .and_then(|a| a.steps(&command, threads, here))
                 .map_err(|why| OptionError::BadValue {
                     name: "Workers".to_owned(),
                     value: self.workers.clone(),

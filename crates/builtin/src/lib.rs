@@ -454,14 +454,14 @@ impl Engine {
         };
         let searchmoves = (root_moves.len() < root.legal_moves().len()).then(|| root_moves.clone());
         let helpers_stop = Arc::new(AtomicBool::new(false));
-        let helper_nodes = Counts::default();
+        let helper_counts = Counts::default();
         let (tt, main_history, main_pv) = (&*self.tt, &mut self.history, &mut self.pv);
         std::thread::scope(|scope| {
             // Helpers run until the main search ends, however it ends (a
             // panic too: the scope waits for them before it goes on).
             let _stop_helpers = StopOnDrop(helpers_stop.clone());
             for helper in self.helpers.iter_mut().take(threads - 1) {
-                let (stop, nodes, moves) = (&*helpers_stop, &helper_nodes, searchmoves.clone());
+                let (stop, nodes, moves) = (&*helpers_stop, &helper_counts, searchmoves.clone());
                 let depth = budget.depth;
                 let spawned = std::thread::Builder::new()
                     .name("builtin-helper".into())
@@ -491,15 +491,15 @@ impl Engine {
                     ranking: ranking.as_ref(),
                 },
                 stop,
-                &helper_nodes,
+                &helper_counts,
                 started,
                 on_progress,
             )
         })
-        .with_helpers(&helper_nodes)
+        .with_helpers(&helper_counts)
     }
 
-    /// The main thread's search (see [`Engine::search`]); `helper_nodes`
+    /// The main thread's search (see [`Engine::search`]); `helpers`
     /// counts the helpers' nodes so far.
     #[allow(clippy::too_many_arguments)]
     fn search_main(
@@ -515,7 +515,7 @@ impl Engine {
         budget: Budget,
         tablebases: Tablebases,
         stop: &AtomicBool,
-        helper_nodes: &Counts,
+        helper_counts: &Counts,
         started: Instant,
         on_progress: &mut dyn FnMut(&Progress),
     ) -> Outcome {
@@ -549,8 +549,8 @@ impl Engine {
                 depth,
                 seldepth: (search.seldepth as u32).max(depth),
                 score: shown(score),
-                nodes: search.nodes + helper_nodes.nodes.load(Ordering::Relaxed),
-                tbhits: root_hits + search.tbhits + helper_nodes.tbhits.load(Ordering::Relaxed),
+                nodes: search.nodes + helper_counts.nodes.load(Ordering::Relaxed),
+                tbhits: root_hits + search.tbhits + helper_counts.tbhits.load(Ordering::Relaxed),
                 time: started.elapsed(),
                 pv: pv.clone(),
             });

@@ -10,12 +10,14 @@
 //! never lost ([`Syzygy::rank_root`]).
 
 use std::{
+    cmp::Ordering,
     path::PathBuf,
     sync::{Arc, Mutex},
 };
 
+use mpcmc_protocol::{output::Output, session::Opened};
 use shakmaty::{Chess, Move, Position};
-use shakmaty_syzygy::{Tablebase, Wdl};
+use shakmaty_syzygy::{AmbiguousWdl, Tablebase, Wdl};
 
 use crate::search::{MAX_PLY, TB_WIN};
 
@@ -112,20 +114,32 @@ impl Syzygy {
         Ok(tables)
     }
 
-    /// What an engine says when it opens `path` (the `info string` text),
-    /// and the tables when they opened ([`Syzygy::shared`]).
-    pub fn open_saying(path: &str) -> (Option<Arc<Syzygy>>, String) {
-        match Syzygy::shared(path) {
+    /// The tables `path` (a `SyzygyPath`, trimmed) names, for an engine's
+    /// `go`: opened once a path (`opened` keeps them, [`Syzygy::shared`]
+    /// shares them), said in an `info string` when first tried; `None` for
+    /// an empty path or one that cannot be used (the engine plays without).
+    pub fn for_go(
+        opened: &mut Opened<String, Syzygy>,
+        path: &str,
+        out: &Output,
+    ) -> Option<Arc<Syzygy>> {
+        if path.is_empty() {
+            return None;
+        }
+        opened.get(path.to_owned(), || match Syzygy::shared(path) {
             Ok(tables) => {
-                let said = format!(
+                out.info_string(format!(
                     "SyzygyPath: {} tablebase files, up to {} pieces",
                     tables.files(),
                     tables.max_pieces()
-                );
-                (Some(tables), said)
+                ));
+                Some(tables)
             }
-            Err(e) => (None, format!("SyzygyPath: {e}; playing without tablebases")),
-        }
+            Err(e) => {
+                out.info_string(format!("SyzygyPath: {e}; playing without tablebases"));
+                None
+            }
+        })
     }
 
     /// Table files found.
@@ -267,21 +281,35 @@ impl Syzygy {
     }
 }
 
+/// What a tablebase result is for the side to move: a win (`Greater`), a
+/// draw or a loss. Under the fifty-move rule a win it frustrates (cursed)
+/// and a loss it saves (blessed) are draws; without it (correspondence
+/// chess) a win and a loss. A result DTZ rounding leaves open (maybe a
+/// win) counts as the win.
+pub fn outcome(wdl: AmbiguousWdl, fifty_move_rule: bool) -> Ordering {
+    match wdl {
+        AmbiguousWdl::Win | AmbiguousWdl::MaybeWin => Ordering::Greater,
+        AmbiguousWdl::CursedWin if !fifty_move_rule => Ordering::Greater,
+        AmbiguousWdl::Loss | AmbiguousWdl::MaybeLoss => Ordering::Less,
+        AmbiguousWdl::BlessedLoss if !fifty_move_rule => Ordering::Less,
+        AmbiguousWdl::CursedWin | AmbiguousWdl::Draw | AmbiguousWdl::BlessedLoss => Ordering::Equal,
+    }
+}
+
 /// The value of a position reached by a capture or pawn move whose
-/// result for the side to move is `wdl`, `ply` plies below the root: a win
-/// above every evaluation and below every mate, a loss below, under the
-/// fifty-move rule a cursed win or blessed loss a draw nudged by 2
-/// (Stockfish's), without it a win or loss. Whether the value is exact or
-/// a bound on what the search would find (a win may be a mate).
+/// result for the side to move is `wdl`, `ply` plies below the root
+/// ([`outcome`]): a win above every evaluation and below every mate, a
+/// loss below, a draw 0 — a cursed win or blessed loss under the
+/// fifty-move rule nudged by 2 (Stockfish's). Whether the value is exact
+/// or a bound on what the search would find (a win may be a mate).
 pub(crate) fn value_after_zeroing(wdl: Wdl, fifty_move_rule: bool, ply: usize) -> (i32, Bound) {
-    let draw_score = i32::from(fifty_move_rule);
-    let w = wdl as i32;
-    if w > draw_score {
-        (TB_WIN - ply as i32, Bound::AtLeast)
-    } else if w < -draw_score {
-        (-TB_WIN + ply as i32, Bound::AtMost)
-    } else {
-        (2 * w * draw_score, Bound::Exactly)
+    match outcome(AmbiguousWdl::from(wdl), fifty_move_rule) {
+        Ordering::Greater => (TB_WIN - ply as i32, Bound::AtLeast),
+        Ordering::Less => (-TB_WIN + ply as i32, Bound::AtMost),
+        Ordering::Equal => (
+            2 * (wdl as i32) * i32::from(fifty_move_rule),
+            Bound::Exactly,
+        ),
     }
 }
 
@@ -314,11 +342,38 @@ mod tests {
         );
     }
 
+    /// A sink the test reads back.
+    #[derive(Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("sink").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[test]
-    fn a_missing_path_says_why() {
-        let (tables, said) = Syzygy::open_saying("/nonexistent/syzygy");
-        assert!(tables.is_none());
-        assert!(said.contains("/nonexistent/syzygy"), "{said}");
-        assert!(said.contains("playing without tablebases"), "{said}");
+    fn a_missing_path_is_said_once_and_no_path_not_at_all() {
+        let sink = Sink::default();
+        let (out, writer) = Output::start(sink.clone()).expect("writer");
+        let mut opened = Opened::default();
+        assert!(Syzygy::for_go(&mut opened, "", &out).is_none());
+        for _ in 0..2 {
+            assert!(Syzygy::for_go(&mut opened, "/nonexistent/syzygy", &out).is_none());
+        }
+        drop(out);
+        assert!(writer.wait(std::time::Duration::from_secs(5)));
+        let text = String::from_utf8(sink.0.lock().expect("sink").clone()).expect("utf-8");
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(
+            text.starts_with(
+                "info string SyzygyPath: cannot read tablebase directory '/nonexistent/syzygy'"
+            ) && text.contains("playing without tablebases"),
+            "{text}"
+        );
     }
 }

@@ -107,15 +107,7 @@ impl<S: Settings> Searcher for Standalone<S> {
             request.out.info_string(note);
         }
         let (path, fifty_move_rule) = self.settings.syzygy();
-        let tables = (!path.is_empty())
-            .then(|| {
-                self.tables.get(path.clone(), || {
-                    let (tables, said) = Syzygy::open_saying(&path);
-                    request.out.info_string(said);
-                    tables
-                })
-            })
-            .flatten();
+        let tables = Syzygy::for_go(&mut self.tables, &path, &request.out);
         tokio::spawn(go::run(BuiltinGo {
             go: request.go,
             game: request.game,

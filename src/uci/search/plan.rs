@@ -99,7 +99,7 @@ pub(super) fn plan(
         let settings = options.settings();
         let plan = match options.virtual_workers {
             w if w > moves => {
-                let (calls, root) = virtual_pass(nodes, settings, moves, branching, w);
+                let (calls, root) = virtual_pass(nodes, settings, moves, branching);
                 let root = Some(root);
                 return Plan::Fixed(Work::Pass { calls, root });
             }
