@@ -133,21 +133,27 @@ fn the_root_move_in_a_tablebase_position_keeps_its_value() {
 /// plays on without tables.
 #[test]
 fn a_missing_tablebase_path_is_said_and_play_goes_on() {
-    let mut e = Mpcmc::start(&["--syzygy-path=/nonexistent/syzygy"]);
-    e.handshake();
-    let fen = "8/8/8/8/8/2k5/8/4K2Q w - - 0 1";
-    e.send(&format!("position fen {fen}"));
-    e.send("go movetime 300");
-    let (mv, lines) = e.bestmove(10 * SECOND);
-    assert_legal(&position(Some(fen), &[]), &mv);
-    assert!(
-        lines.iter().any(|l| l.starts_with(
-            "info string SyzygyPath: cannot read tablebase directory '/nonexistent/syzygy'"
-        )),
-        "{lines:?}"
-    );
-    assert!(!lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
-    assert!(e.quit().success());
+    let said = "info string SyzygyPath: cannot read tablebase directory '/nonexistent/syzygy'";
+    // The meta-engine and the engine alone: said once, at the first `go`.
+    for flags in [&[][..], &["engine"][..]] {
+        let mut all = flags.to_vec();
+        all.push("--syzygy-path=/nonexistent/syzygy");
+        let mut e = Mpcmc::start(&all);
+        e.handshake();
+        let fen = "8/8/8/8/8/2k5/8/4K2Q w - - 0 1";
+        let mut lines = Vec::new();
+        for _ in 0..2 {
+            e.send(&format!("position fen {fen}"));
+            e.send("go movetime 300");
+            let (mv, more) = e.bestmove(10 * SECOND);
+            assert_legal(&position(Some(fen), &[]), &mv);
+            lines.extend(more);
+        }
+        let times = lines.iter().filter(|l| l.starts_with(said)).count();
+        assert_eq!(times, 1, "{flags:?}: {lines:?}");
+        assert!(!lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
+        assert!(e.quit().success());
+    }
 }
 
 /// The real pool, noting the position of every search that reaches it.
