@@ -8,6 +8,7 @@ mod common;
 use std::{path::PathBuf, time::Duration};
 
 use common::{Mpcmc, SECOND, assert_legal, position};
+use mpcmc::mpc::level::{Calibration, Level};
 use serde_json::Value as Json;
 use shakmaty::{Chess, Position, fen::Fen};
 
@@ -380,31 +381,88 @@ fn the_book_is_used_and_left() {
     assert!(e.quit().success());
 }
 
-/// The levels are calibrated over the built-in engine: at a level over
-/// another engine mpcmc says once that they play stronger there; over the
-/// built-in engine it says nothing of the kind.
+/// The levels count the nodes of the engine they run over: over Stockfish
+/// its own calibration (fewer nodes a call than the built-in engine's at
+/// the same level); over an engine mpcmc knows nothing of, the built-in
+/// engine's budgets, said once.
 #[test]
-fn a_level_over_another_engine_says_it_is_uncalibrated() {
-    let said = |flags: &[&str]| {
-        let mut all = vec!["--uci-limit-strength=true", "--uci-elo=1500"];
-        all.extend_from_slice(flags);
+fn a_level_counts_the_nodes_of_its_engine_and_says_when_it_is_uncalibrated() {
+    let dir = scratch("uncalibrated");
+    // Stockfish under another name: an engine mpcmc has no calibration for.
+    let other = dir.join("other-engine");
+    std::fs::write(
+        &other,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", common::stockfish()),
+    )
+    .expect("a wrapper");
+    std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("executable");
+    let play = |evaluator: Option<&str>| {
+        let mut all = vec![
+            "--uci-limit-strength=true".to_owned(),
+            "--uci-elo=1500".to_owned(),
+        ];
+        all.extend(evaluator.map(|e| format!("--evaluator={e}")));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
         let mut e = Mpcmc::start(&all);
         e.handshake();
         let mut lines = Vec::new();
         for _ in 0..2 {
             e.send("position startpos");
-            e.send("go nodes 20000");
+            e.send("go depth 5");
             let (mv, more) = e.bestmove(30 * SECOND);
             assert_legal(&position(None, &[]), &mv);
             lines.extend(more);
         }
         assert!(e.quit().success());
-        lines
+        let said = lines
             .iter()
-            .filter(|l| l.starts_with("info string UCI_Elo is calibrated over the built-in engine"))
-            .count()
+            .filter(|l| l.starts_with("info string UCI_Elo is calibrated over"))
+            .count();
+        let decided: Vec<String> = lines
+            .into_iter()
+            .filter(|l| l.starts_with("info string rule level: "))
+            .collect();
+        assert_eq!(decided.len(), 2, "{decided:?}");
+        (said, decided)
     };
-    let evaluator = format!("--evaluator={}", common::stockfish());
-    assert_eq!(said(&[&evaluator]), 1, "said once, over Stockfish");
-    assert_eq!(said(&[]), 0, "nothing over the built-in engine");
+    let under = |calibration: Calibration| {
+        let level = Level::new(1500).over(calibration);
+        // An `info string` writes a UCI keyword with a colon (`nodes:`).
+        format!(
+            "level 1500 over {} under nodes: {}:",
+            calibration.engine(),
+            level.call_nodes()
+        )
+    };
+    let stockfish = common::stockfish();
+    let (said, decided) = play(Some(stockfish));
+    assert_eq!(said, 0, "Stockfish is calibrated");
+    assert!(
+        decided
+            .iter()
+            .all(|l| l.contains(&under(Calibration::Stockfish))),
+        "{decided:?} {}",
+        under(Calibration::Stockfish)
+    );
+    let (said, decided) = play(None);
+    assert_eq!(said, 0, "the built-in engine is calibrated");
+    assert!(
+        decided
+            .iter()
+            .all(|l| l.contains(&under(Calibration::Builtin))),
+        "{decided:?}"
+    );
+    let (said, decided) = play(other.to_str());
+    assert_eq!(said, 1, "said once, over an engine mpcmc does not know");
+    assert!(
+        decided
+            .iter()
+            .all(|l| l.contains(&under(Calibration::Builtin))),
+        "the built-in engine's budgets: {decided:?}"
+    );
+    assert!(
+        Level::new(1500).over(Calibration::Stockfish).call_nodes() < Level::new(1500).call_nodes()
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

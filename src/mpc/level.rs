@@ -23,7 +23,7 @@
 //! core stays deterministic and a session with a fixed seed ([`Rng`])
 //! repeats its games.
 
-use crate::mpc::{Candidate, Value};
+use crate::mpc::{Candidate, Value, budget::MIN_CALL_NODES};
 
 /// The lowest rating a level plays at: a beginner.
 pub const MIN_ELO: u32 = 600;
@@ -57,7 +57,36 @@ pub struct Anchor {
     pub spread: f64,
 }
 
-/// The levels' calibration, over the built-in engine (`uci-options.md`
+/// Whose nodes a level's budgets count. The levels are calibrated over
+/// each engine apart: a node of Stockfish is worth many of the built-in
+/// engine's (level 1800 with the built-in engine's budgets won 60 of 60
+/// games over Stockfish 15.1 against Stockfish's own 1800).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Calibration {
+    #[default]
+    Builtin,
+    Stockfish,
+}
+
+impl Calibration {
+    /// The anchors the levels are measured at, over this engine.
+    pub fn anchors(self) -> &'static [Anchor] {
+        match self {
+            Calibration::Builtin => &BUILTIN,
+            Calibration::Stockfish => &STOCKFISH,
+        }
+    }
+
+    /// The engine, as `info string`s name it.
+    pub fn engine(self) -> &'static str {
+        match self {
+            Calibration::Builtin => "the built-in engine",
+            Calibration::Stockfish => "Stockfish 15.1",
+        }
+    }
+}
+
+/// The levels' calibration over the built-in engine (`uci-options.md`
 /// has the commands and every run). Budgets are calibrated where no clock
 /// cuts them (mpcmc on a long clock, Stockfish at a node count that its
 /// `UCI_Elo` pick reaches), so that a level plays the same at 10+0.1 and on
@@ -66,12 +95,12 @@ pub struct Anchor {
 /// measured at. 1400 scored −17 ± 37 against Stockfish's 1400 at 10+0.1
 /// (333 games); 1800 −5 ± 46 against Stockfish's 1800 at fixed nodes (209
 /// games); 1000 −496 ± 108 against 1400 in self-play (204 games, −400
-/// wanted), 600 −458 ± 109 against 1000 likewise (173 games); 2800 is
-/// unmeasured: the built-in engine's own full strength at 10+0.1 is about
-/// 2100, and past it the clock, not the level, limits (2200 at 10+0.1 on
-/// one core scored 2.5 of 200 against Stockfish's 2200: its budget was cut
-/// to a 1400's).
-pub const ANCHORS: [Anchor; 5] = [
+/// wanted), 600 −458 ± 109 against 1000 likewise (173 games). Above 1800
+/// the levels stop gaining near 1800–1900 (2200, extrapolated, scored
+/// −424 ± 140 against Stockfish's 2200): the built-in engine's own full
+/// strength is about 2100, and a one-step pass over every move costs the
+/// depth it would reach alone.
+const BUILTIN: [Anchor; 5] = [
     Anchor {
         elo: MIN_ELO,
         nodes: 400,
@@ -99,10 +128,60 @@ pub const ANCHORS: [Anchor; 5] = [
     },
 ];
 
+/// The levels' calibration over Stockfish (Debian's 15.1; later versions
+/// search more per node and play stronger at the same budgets): the
+/// spreads of the built-in engine's anchors (2200's and 2600's
+/// geometric between its 1800 and 2800), Stockfish's nodes set from
+/// matches against its own `UCI_Elo` at fixed nodes, 40 games a probe
+/// (`uci-options.md`, *Calibration*): level 1400 at 150 nodes scored
+/// −9 ± 107 against Stockfish's 1400, 1800 at 400 +70 ± 87 against its 1800, 2200 at 2500 +53 ± 102 and at 1500
+/// about −100 against its 2200, 2600 at 8000 about +80 against its 2600;
+/// the anchors are those budgets moved to the rating by the slope between
+/// them (about 200 Elo a doubling). 600, 1000 (Stockfish's search at the
+/// smallest budget a call gets) and 2800 are not measured.
+const STOCKFISH: [Anchor; 7] = [
+    Anchor {
+        elo: MIN_ELO,
+        nodes: MIN_CALL_NODES,
+        spread: 0.12,
+    },
+    Anchor {
+        elo: 1000,
+        nodes: MIN_CALL_NODES,
+        spread: 0.080,
+    },
+    Anchor {
+        elo: 1400,
+        nodes: 150,
+        spread: 0.058,
+    },
+    Anchor {
+        elo: 1800,
+        nodes: 310,
+        spread: 0.01496,
+    },
+    Anchor {
+        elo: 2200,
+        nodes: 2100,
+        spread: 0.0082,
+    },
+    Anchor {
+        elo: 2600,
+        nodes: 6000,
+        spread: 0.0045,
+    },
+    Anchor {
+        elo: MAX_ELO,
+        nodes: 12_000,
+        spread: 0.0033,
+    },
+];
+
 /// A rating to play at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Level {
     elo: u32,
+    calibration: Calibration,
 }
 
 /// What a level's draw chose, and why.
@@ -121,10 +200,20 @@ pub struct Choice {
 }
 
 impl Level {
-    /// A level at `elo`, kept within [`MIN_ELO`]..=[`MAX_ELO`].
+    /// A level at `elo`, kept within [`MIN_ELO`]..=[`MAX_ELO`], over the
+    /// built-in engine.
     pub fn new(elo: u32) -> Level {
         Level {
             elo: elo.clamp(MIN_ELO, MAX_ELO),
+            calibration: Calibration::Builtin,
+        }
+    }
+
+    /// The same rating over the engine `calibration` counts the nodes of.
+    pub fn over(self, calibration: Calibration) -> Level {
+        Level {
+            calibration,
+            ..self
         }
     }
 
@@ -132,8 +221,13 @@ impl Level {
         self.elo
     }
 
-    /// Nodes for each child call at this level, between the [`ANCHORS`]
-    /// (2150 at 1400). A clock may cut it further.
+    pub fn calibration(self) -> Calibration {
+        self.calibration
+    }
+
+    /// Nodes for each child call at this level, between its calibration's
+    /// anchors (2150 at 1400 over the built-in engine). A clock may cut it
+    /// further.
     pub fn call_nodes(self) -> u64 {
         self.between(|a| a.nodes as f64).round() as u64
     }
@@ -145,7 +239,7 @@ impl Level {
     }
 
     /// The loss (in win probability) at which a move's weight falls to
-    /// `1/e`, between the [`ANCHORS`] (0.058 at 1400).
+    /// `1/e`, between its calibration's anchors (0.058 at 1400).
     pub fn spread(self) -> f64 {
         self.between(|a| a.spread)
     }
@@ -154,12 +248,13 @@ impl Level {
     /// around it.
     fn between(self, of: impl Fn(&Anchor) -> f64) -> f64 {
         let elo = f64::from(self.elo);
-        let above = ANCHORS
+        let anchors = self.calibration.anchors();
+        let above = anchors
             .iter()
             .position(|a| f64::from(a.elo) >= elo)
-            .unwrap_or(ANCHORS.len() - 1)
+            .unwrap_or(anchors.len() - 1)
             .max(1);
-        let (lo, hi) = (&ANCHORS[above - 1], &ANCHORS[above]);
+        let (lo, hi) = (&anchors[above - 1], &anchors[above]);
         let t = (elo - f64::from(lo.elo)) / f64::from(hi.elo - lo.elo);
         of(lo) * (of(hi) / of(lo)).powf(t)
     }
@@ -320,21 +415,35 @@ mod tests {
 
     #[test]
     fn the_budget_and_the_spread_follow_the_rating() {
-        let levels: Vec<Level> = (MIN_ELO..=MAX_ELO).step_by(100).map(Level::new).collect();
-        for pair in levels.windows(2) {
-            assert!(pair[0].call_nodes() < pair[1].call_nodes());
-            assert!(pair[0].spread() > pair[1].spread());
+        for calibration in [Calibration::Builtin, Calibration::Stockfish] {
+            let levels: Vec<Level> = (MIN_ELO..=MAX_ELO)
+                .step_by(100)
+                .map(|elo| Level::new(elo).over(calibration))
+                .collect();
+            for pair in levels.windows(2) {
+                assert!(pair[0].call_nodes() <= pair[1].call_nodes());
+                assert!(pair[0].spread() > pair[1].spread());
+            }
+            assert!(levels[0].call_nodes() < levels[levels.len() - 1].call_nodes());
+            // At the anchors exactly, between them geometrically.
+            for a in calibration.anchors() {
+                let level = Level::new(a.elo).over(calibration);
+                assert_eq!(level.call_nodes(), a.nodes);
+                assert!((level.spread() - a.spread).abs() < 1e-12);
+            }
+            let anchors = calibration.anchors();
+            assert_eq!(anchors[0].elo, MIN_ELO);
+            assert_eq!(anchors[anchors.len() - 1].elo, MAX_ELO);
         }
         assert_eq!(Level::new(0).elo(), MIN_ELO);
         assert_eq!(Level::new(9999).elo(), MAX_ELO);
         assert_eq!(Level::new(MIN_ELO).call_nodes(), 400);
-        // At the anchors exactly, between them geometrically.
-        for a in ANCHORS {
-            assert_eq!(Level::new(a.elo).call_nodes(), a.nodes);
-            assert!((Level::new(a.elo).spread() - a.spread).abs() < 1e-12);
-        }
         let mid = Level::new(1200);
         assert_eq!(mid.call_nodes(), (1030.0f64 * 2150.0).sqrt().round() as u64);
+        // A node of Stockfish is worth more: fewer of them at a level.
+        let sf = Level::new(1800).over(Calibration::Stockfish);
+        assert!(sf.call_nodes() < Level::new(1800).call_nodes());
+        assert_eq!(sf.elo(), 1800);
     }
 
     #[test]

@@ -23,12 +23,12 @@ use tokio::task::JoinHandle;
 
 use crate::{
     book::Book,
-    children::{Pool, PoolConfig, inprocess::is_builtin},
+    children::{Pool, PoolConfig},
     mpc::rounds::Noise,
     mpc::tablebase::Tables,
     uci::{
         carry,
-        options::{OptionError, Options},
+        options::{OptionError, Options, calibration_of},
         search::{self, GoRequest},
         time::Lateness,
     },
@@ -106,9 +106,8 @@ impl Meta {
         )))
     }
 
-    /// At a level over children other than the built-in engine, says once
-    /// (for these children) that the levels are calibrated over the
-    /// built-in engine only.
+    /// At a level over children the levels are not calibrated over
+    /// ([`calibration_of`]), says so once (for these children).
     fn say_if_uncalibrated(&mut self, pool: &Pool, out: &Output) {
         if !self.options.limit_strength {
             return;
@@ -119,7 +118,7 @@ impl Meta {
             .iter()
             .filter_map(|g| g.evaluator.as_ref())
             .map(|c| c.command.as_str())
-            .filter(|command| !is_builtin(command))
+            .filter(|command| calibration_of(command).is_none())
             .collect();
         let Some(first) = others.first() else {
             return;
@@ -127,9 +126,10 @@ impl Meta {
         let key = others.join("; ");
         if self.said_uncalibrated.as_deref() != Some(key.as_str()) {
             out.info_string(format!(
-                "UCI_Elo is calibrated over the built-in engine; over {first} the levels \
-                 play stronger than their number (measured: level 1800 over Stockfish 15.1 \
-                 won 60 of 60 games against Stockfish's UCI_Elo 1800)"
+                "UCI_Elo is calibrated over the built-in engine and Stockfish; over {first} \
+                 the levels count the built-in engine's nodes and may play stronger than \
+                 their number (level 1800 with those budgets over Stockfish 15.1 won 60 of \
+                 60 games against Stockfish's UCI_Elo 1800)"
             ));
             self.said_uncalibrated = Some(key);
         }

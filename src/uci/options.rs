@@ -11,7 +11,7 @@ use shakmaty::CastlingMode;
 use crate::{
     children::{
         ChildConfig, PoolConfig,
-        command::{WorkerEntry, parse_workers},
+        command::{EngineCommand, WorkerEntry, parse_workers},
         inprocess::{BUILTIN, is_builtin},
         pool::WorkerGroup,
         slurm::{self, Allocation},
@@ -19,9 +19,37 @@ use crate::{
     mpc::{
         Lookahead, Role, Settings,
         decision::{PRUNE_WIDTH, REPLY_WEIGHT},
-        level::{Level, MAX_ELO, MIN_ELO},
+        level::{Calibration, Level, MAX_ELO, MIN_ELO},
     },
 };
+
+/// The levels' calibration for a child started by `command`: the
+/// built-in engine's for `builtin` (or `mpcmc engine` through a launcher),
+/// Stockfish's when a word of it names a program called `stockfish…`
+/// (`/usr/games/stockfish`, `ssh host stockfish`); `None` for any other
+/// engine, whose levels count the built-in engine's nodes, uncalibrated.
+pub fn calibration_of(command: &str) -> Option<Calibration> {
+    if is_builtin(command) {
+        return Some(Calibration::Builtin);
+    }
+    let command = EngineCommand::parse(command).ok()?;
+    let words: Vec<&str> = std::iter::once(command.program.as_str())
+        .chain(command.args.iter().map(String::as_str))
+        .collect();
+    let named = |word: &str, prefix: &str| {
+        std::path::Path::new(word)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.to_ascii_lowercase().starts_with(prefix))
+    };
+    if words.iter().any(|w| named(w, "stockfish")) {
+        return Some(Calibration::Stockfish);
+    }
+    words
+        .windows(2)
+        .any(|w| named(w[0], "mpcmc") && w[1] == "engine")
+        .then_some(Calibration::Builtin)
+}
 
 /// A failed `setoption`, naming the option and the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -776,9 +804,21 @@ impl Options {
         }
     }
 
-    /// The level to play at (`UCI_LimitStrength`), if any.
+    /// The level to play at (`UCI_LimitStrength`), if any, over the
+    /// evaluator's engine.
     pub fn level(&self) -> Option<Level> {
-        self.limit_strength.then(|| Level::new(self.elo))
+        self.limit_strength
+            .then(|| Level::new(self.elo).over(self.calibration(Role::Evaluator)))
+    }
+
+    /// The levels' calibration for the children that serve `role` (the
+    /// first of them): the built-in engine's for an engine uncalibrated
+    /// ([`calibration_of`]).
+    pub fn calibration(&self, role: Role) -> Calibration {
+        self.pool_config()
+            .ok()
+            .and_then(|c| c.first(role).and_then(|c| calibration_of(&c.command)))
+            .unwrap_or_default()
     }
 
     /// The person the nominal opponent models, at their rating: a human
@@ -794,7 +834,7 @@ impl Options {
             }
             _ => return None,
         };
-        Some(Level::new(elo))
+        Some(Level::new(elo).over(self.calibration(Role::Opponent)))
     }
 
     /// Children clear their hash before every call: `Memoryless`, or at a
@@ -1264,6 +1304,52 @@ mod tests {
         assert_eq!(o.settings().person, o.person());
         o.set("UCI_Opponent", Some("")).expect("empty");
         assert_eq!(o.person(), None);
+    }
+
+    /// A level counts the nodes of the engine it runs over: the
+    /// evaluator's for our own moves, the opponent role's for the person.
+    #[test]
+    fn the_levels_calibration_follows_the_engine() {
+        use Calibration::{Builtin, Stockfish};
+        for (command, want) in [
+            ("builtin", Some(Builtin)),
+            (" BuiltIn ", Some(Builtin)),
+            ("/usr/games/stockfish", Some(Stockfish)),
+            ("stockfish_16_x86-64-avx2", Some(Stockfish)),
+            ("ssh -p 2222 host /opt/Stockfish/stockfish", Some(Stockfish)),
+            ("slurm /usr/games/stockfish", Some(Stockfish)),
+            ("ssh host /opt/bin/mpcmc engine", Some(Builtin)),
+            ("'/tmp/a b/mpcmc' engine", Some(Builtin)),
+            ("/opt/mpcmc", None),
+            ("/usr/games/lc0", None),
+            ("/tmp/stockfish-dir/other-engine", None),
+            ("'unclosed", None),
+        ] {
+            assert_eq!(calibration_of(command), want, "{command}");
+        }
+        let mut o = Options::default();
+        for (name, value) in [
+            ("UCI_LimitStrength", "true"),
+            ("UCI_Elo", "1500"),
+            ("UCI_Opponent", "none 1300 human test"),
+        ] {
+            o.set(name, Some(value)).expect("valid");
+        }
+        let over = |o: &Options| {
+            (
+                o.level().map(Level::calibration),
+                o.person().map(Level::calibration),
+            )
+        };
+        assert_eq!(over(&o), (Some(Builtin), Some(Builtin)));
+        o.set("Evaluator", Some("/usr/games/stockfish"))
+            .expect("set");
+        assert_eq!(over(&o), (Some(Stockfish), Some(Stockfish)));
+        o.set("Opponent", Some("builtin")).expect("set");
+        assert_eq!(over(&o), (Some(Stockfish), Some(Builtin)));
+        o.set("Evaluator", Some("/usr/games/lc0")).expect("set");
+        assert_eq!(over(&o), (Some(Builtin), Some(Builtin)));
+        assert_eq!(o.level().map(Level::elo), Some(1500));
     }
 
     #[test]

@@ -148,8 +148,9 @@ impl Search {
             };
             let how = trace::draw_text(c.decided, c.loss, &show_candidate(c.best));
             return format!(
-                "{rule}: level {} under {}: {} ({how}); {finished}/{} candidates{}",
+                "{rule}: level {} over {} under {}: {} ({how}); {finished}/{} candidates{}",
                 draw.level.elo(),
+                draw.level.calibration().engine(),
                 o.limit,
                 show_candidate(c.index),
                 d.candidates.len(),
