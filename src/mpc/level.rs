@@ -134,10 +134,10 @@ const BUILTIN: [Anchor; 5] = [
 /// between its 1800 and 2800), Stockfish's nodes measured against its own
 /// `UCI_Elo` at fixed nodes (`uci-options.md`, *Calibration*, has every
 /// run): at the anchors, 1800 scored −65 ± 44 against Stockfish's 1800
-/// (200 games) and 2200 −9 ± 87 against its 2200 (40); 1400 (150 nodes,
-/// −9 ± 107 in 40 games) and 2600 (6000 nodes, from +89 ± 72 at 8000)
-/// were set from probes. 600, 1000 (Stockfish's search at the smallest
-/// budget a call gets) and 2800 are not measured.
+/// (200 games), 1400 −70 ± 67 against its 1400 (100), 2200 −9 ± 87 and
+/// 2600 −44 ± 90 against its 2200 and 2600 (40 each). 600, 1000
+/// (Stockfish's search at the smallest budget a call gets) and 2800 are
+/// not measured.
 const STOCKFISH: [Anchor; 7] = [
     Anchor {
         elo: MIN_ELO,
