@@ -397,7 +397,10 @@ fn a_level_counts_the_nodes_of_its_engine_and_says_when_it_is_uncalibrated() {
     .expect("a wrapper");
     std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .expect("executable");
-    let play = |evaluator: Option<&str>| {
+    // Two decisions over `evaluator` (the built-in engine when `None`):
+    // each line carries `calibration`'s budget, and the levels are said to
+    // be uncalibrated `said` times.
+    let play = |evaluator: Option<&str>, calibration: Calibration, said: usize| {
         let mut all = vec![
             "--uci-limit-strength=true".to_owned(),
             "--uci-elo=1500".to_owned(),
@@ -415,52 +418,33 @@ fn a_level_counts_the_nodes_of_its_engine_and_says_when_it_is_uncalibrated() {
             lines.extend(more);
         }
         assert!(e.quit().success());
-        let said = lines
+        let told = lines
             .iter()
             .filter(|l| l.starts_with("info string UCI_Elo is calibrated over"))
             .count();
-        let decided: Vec<String> = lines
-            .into_iter()
+        assert_eq!(told, said, "{evaluator:?}: {lines:?}");
+        let decided: Vec<&String> = lines
+            .iter()
             .filter(|l| l.starts_with("info string rule level: "))
             .collect();
         assert_eq!(decided.len(), 2, "{decided:?}");
-        (said, decided)
-    };
-    let under = |calibration: Calibration| {
-        let level = Level::new(1500).over(calibration);
         // An `info string` writes a UCI keyword with a colon (`nodes:`).
-        format!(
+        let under = format!(
             "level 1500 over {} under nodes: {}:",
             calibration.engine(),
-            level.call_nodes()
-        )
+            Level::new(1500).over(calibration).call_nodes()
+        );
+        assert!(
+            decided.iter().all(|l| l.contains(&under)),
+            "{evaluator:?}: {decided:?}, not {under}"
+        );
     };
-    let stockfish = common::stockfish();
-    let (said, decided) = play(Some(stockfish));
-    assert_eq!(said, 0, "Stockfish is calibrated");
-    assert!(
-        decided
-            .iter()
-            .all(|l| l.contains(&under(Calibration::Stockfish))),
-        "{decided:?} {}",
-        under(Calibration::Stockfish)
-    );
-    let (said, decided) = play(None);
-    assert_eq!(said, 0, "the built-in engine is calibrated");
-    assert!(
-        decided
-            .iter()
-            .all(|l| l.contains(&under(Calibration::Builtin))),
-        "{decided:?}"
-    );
-    let (said, decided) = play(other.to_str());
-    assert_eq!(said, 1, "said once, over an engine mpcmc does not know");
-    assert!(
-        decided
-            .iter()
-            .all(|l| l.contains(&under(Calibration::Builtin))),
-        "the built-in engine's budgets: {decided:?}"
-    );
+    // Stockfish is calibrated, and so is the built-in engine.
+    play(Some(common::stockfish()), Calibration::Stockfish, 0);
+    play(None, Calibration::Builtin, 0);
+    // Said once, over an engine mpcmc does not know: the built-in
+    // engine's budgets.
+    play(other.to_str(), Calibration::Builtin, 1);
     assert!(
         Level::new(1500).over(Calibration::Stockfish).call_nodes() < Level::new(1500).call_nodes()
     );

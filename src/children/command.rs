@@ -46,7 +46,12 @@ impl EngineCommand {
 
     /// The program's file name (`srun` for `/usr/bin/srun`).
     fn program_name(&self) -> Option<&str> {
-        std::path::Path::new(&self.program).file_name()?.to_str()
+        file_name(&self.program)
+    }
+
+    /// The program, then its arguments.
+    pub fn words(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.program.as_str()).chain(self.args.iter().map(String::as_str))
     }
 
     pub fn parse(line: &str) -> Result<EngineCommand, CommandError> {
@@ -61,6 +66,11 @@ impl EngineCommand {
             args: words.collect(),
         })
     }
+}
+
+/// A command word's file name (`stockfish` for `/usr/games/stockfish`).
+pub fn file_name(word: &str) -> Option<&str> {
+    std::path::Path::new(word).file_name()?.to_str()
 }
 
 impl fmt::Display for EngineCommand {

@@ -11,7 +11,7 @@ use shakmaty::CastlingMode;
 use crate::{
     children::{
         ChildConfig, PoolConfig,
-        command::{EngineCommand, WorkerEntry, parse_workers},
+        command::{EngineCommand, WorkerEntry, file_name, parse_workers},
         inprocess::{BUILTIN, is_builtin},
         pool::WorkerGroup,
         slurm::{self, Allocation},
@@ -33,14 +33,9 @@ pub fn calibration_of(command: &str) -> Option<Calibration> {
         return Some(Calibration::Builtin);
     }
     let command = EngineCommand::parse(command).ok()?;
-    let words: Vec<&str> = std::iter::once(command.program.as_str())
-        .chain(command.args.iter().map(String::as_str))
-        .collect();
+    let words: Vec<&str> = command.words().collect();
     let named = |word: &str, prefix: &str| {
-        std::path::Path::new(word)
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.to_ascii_lowercase().starts_with(prefix))
+        file_name(word).is_some_and(|n| n.to_ascii_lowercase().starts_with(prefix))
     };
     if words.iter().any(|w| named(w, "stockfish")) {
         return Some(Calibration::Stockfish);
@@ -814,7 +809,7 @@ impl Options {
     /// The levels' calibration for the children that serve `role` (the
     /// first of them): the built-in engine's for an engine uncalibrated
     /// ([`calibration_of`]).
-    pub fn calibration(&self, role: Role) -> Calibration {
+    fn calibration(&self, role: Role) -> Calibration {
         self.pool_config()
             .ok()
             .and_then(|c| c.first(role).and_then(|c| calibration_of(&c.command)))
