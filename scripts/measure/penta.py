@@ -15,7 +15,9 @@ for f in sys.argv[2:]:
 pt = [0]*5; sc = []
 for v in pairs.values():
     if len(v) == 2: pt[int(round(2*sum(v)))] += 1; sc.append(sum(v)/2)
-n = len(sc); m = sum(sc)/n; var = sum((x-m)**2 for x in sc)/n
+n = len(sc)
+if n == 0: sys.exit(f"{name}: {games} games, no complete pair")
+m = sum(sc)/n; var = sum((x-m)**2 for x in sc)/n
 se = math.sqrt(var/n)
 elo = lambda p: -400*math.log10(1/p-1) if 0 < p < 1 else float('inf')
 lo, hi = elo(m-1.96*se), elo(m+1.96*se)
