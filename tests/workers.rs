@@ -91,7 +91,14 @@ fn a_game_over_a_mixed_pool_leaves_no_process_behind() {
 fn a_hung_worker_never_costs_the_game_on_time() {
     let hang = common::sh_engine("", "", None, "hang-after-go");
     let workers = format!("--workers=builtin; {hang}");
-    let mut e = Mpcmc::start(&[&workers]);
+    // When the hung worker held the root search, nothing is in hand at the
+    // cap and the built-in engine here answers after it (a millisecond's
+    // search). On a starved machine (load 5 on 2 cores) that millisecond
+    // and the pipes took 15 ms of wall time (`go movetime 300` answered
+    // after 305 ms with the default 10 ms): scheduling, which
+    // `MoveOverhead` is for. 30 ms keeps it off this test; any grace past
+    // the cap still fails it.
+    let mut e = Mpcmc::start(&[&workers, "--move-overhead=30"]);
     e.handshake();
     e.send("position startpos moves e2e4");
     let sent = std::time::Instant::now();
