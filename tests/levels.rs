@@ -143,14 +143,16 @@ fn levels_change_the_distribution_of_moves() {
         (losses.iter().sum::<f64>() / losses.len() as f64, best)
     };
     let (low_loss, low_best) = summary("600");
-    let (high_loss, high_best) = summary("2600");
+    // 2000: below the built-in engine's full strength (from there up no
+    // level draws).
+    let (high_loss, high_best) = summary("2000");
     assert!(
         low_loss > 2.0 * high_loss,
-        "mean loss {low_loss} at 600, {high_loss} at 2600"
+        "mean loss {low_loss} at 600, {high_loss} at 2000"
     );
     assert!(
         low_best < high_best,
-        "best move {low_best}/16 at 600, {high_best}/16 at 2600"
+        "best move {low_best}/16 at 600, {high_best}/16 at 2000"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -267,7 +269,9 @@ fn the_nominal_opponent_models_a_rated_person() {
     };
     // Arena's human, lichess-bot's bot, cutechess's unrated human; a bad
     // value after a rated human.
-    decide(&mut e, Some("GM 2500 human Garry Kasparov"));
+    // (Arena's own example, `GM 2500 human Garry Kasparov`, is above the
+    // built-in engine's full strength: the child itself, unit-tested.)
+    decide(&mut e, Some("IM 2050 human Jane Doe"));
     decide(&mut e, Some("BOT 2650 computer some-bot"));
     decide(&mut e, Some("none none human Name"));
     decide(&mut e, Some("none 900 human test"));
@@ -291,7 +295,7 @@ fn the_nominal_opponent_models_a_rated_person() {
     assert_eq!(
         people,
         [
-            rated(2500),
+            rated(2050),
             Json::Null,
             Json::Null,
             rated(900),
@@ -299,7 +303,7 @@ fn the_nominal_opponent_models_a_rated_person() {
             Json::Null
         ]
     );
-    // The person's budget: below the calls' 2000 at 900, above at 2500
+    // The person's budget: below the calls' 2000 at 900, above at 2050
     // (the calls' own limit then stands).
     assert!(people[3]["nodes"].as_u64() < Some(2000), "{people:?}");
     assert!(people[0]["nodes"].as_u64() > Some(2000), "{people:?}");
@@ -381,6 +385,49 @@ fn the_book_is_used_and_left() {
     assert!(e.quit().success());
 }
 
+/// The lines of two `go depth 5` from the start at level `elo` over
+/// `evaluator` (the built-in engine when `None`), each move checked legal.
+fn two_decisions_at(elo: u32, evaluator: Option<&str>) -> Vec<String> {
+    let mut all = vec![
+        "--uci-limit-strength=true".to_owned(),
+        format!("--uci-elo={elo}"),
+    ];
+    all.extend(evaluator.map(|e| format!("--evaluator={e}")));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut e = Mpcmc::start(&all);
+    e.handshake();
+    let mut lines = Vec::new();
+    for _ in 0..2 {
+        e.send("position startpos");
+        e.send("go depth 5");
+        let (mv, more) = e.bestmove(30 * SECOND);
+        assert_legal(&position(None, &[]), &mv);
+        lines.extend(more);
+    }
+    assert!(e.quit().success());
+    lines
+}
+
+/// From its engine's full strength up a level plays the engine unlimited,
+/// and says so once: over the built-in engine (about 2100 on the scale)
+/// 2600 draws no move; over Stockfish it is a level.
+#[test]
+fn a_level_from_the_engines_full_strength_up_plays_unlimited_and_says_so() {
+    let count =
+        |lines: &[String], start: &str| lines.iter().filter(|l| l.starts_with(start)).count();
+    let said = "info string UCI_Elo 2600 is at or above the full strength of the built-in engine";
+    let level = "info string rule level: ";
+    let builtin = two_decisions_at(2600, None);
+    assert_eq!(count(&builtin, said), 1, "{builtin:?}");
+    assert_eq!(count(&builtin, level), 0, "{builtin:?}");
+    let below = two_decisions_at(2000, None);
+    assert_eq!(count(&below, "info string UCI_Elo"), 0, "{below:?}");
+    assert_eq!(count(&below, level), 2, "{below:?}");
+    let stockfish = two_decisions_at(2600, Some(common::stockfish()));
+    assert_eq!(count(&stockfish, "info string UCI_Elo"), 0, "{stockfish:?}");
+    assert_eq!(count(&stockfish, level), 2, "{stockfish:?}");
+}
+
 /// The levels count the nodes of the engine they run over: over Stockfish
 /// its own calibration (fewer nodes a call than the built-in engine's at
 /// the same level); over an engine mpcmc knows nothing of, the built-in
@@ -401,23 +448,7 @@ fn a_level_counts_the_nodes_of_its_engine_and_says_when_it_is_uncalibrated() {
     // each line carries `calibration`'s budget, and the levels are said to
     // be uncalibrated `said` times.
     let play = |evaluator: Option<&str>, calibration: Calibration, said: usize| {
-        let mut all = vec![
-            "--uci-limit-strength=true".to_owned(),
-            "--uci-elo=1500".to_owned(),
-        ];
-        all.extend(evaluator.map(|e| format!("--evaluator={e}")));
-        let all: Vec<&str> = all.iter().map(String::as_str).collect();
-        let mut e = Mpcmc::start(&all);
-        e.handshake();
-        let mut lines = Vec::new();
-        for _ in 0..2 {
-            e.send("position startpos");
-            e.send("go depth 5");
-            let (mv, more) = e.bestmove(30 * SECOND);
-            assert_legal(&position(None, &[]), &mv);
-            lines.extend(more);
-        }
-        assert!(e.quit().success());
+        let lines = two_decisions_at(1500, evaluator);
         let told = lines
             .iter()
             .filter(|l| l.starts_with("info string UCI_Elo is calibrated over"))

@@ -27,10 +27,15 @@ use crate::mpc::{Candidate, Value, budget::MIN_CALL_NODES};
 
 /// The lowest rating a level plays at: a beginner.
 pub const MIN_ELO: u32 = 600;
-/// The highest: levels above the child's own full strength play at its
-/// full strength at best (`uci-options.md` says where the built-in
-/// engine's sits).
+/// The highest. A level at or above its engine's own full strength
+/// ([`Calibration::full_strength`]) plays at full strength instead.
 pub const MAX_ELO: u32 = 2800;
+
+/// The built-in engine alone at full strength on this scale (one thread,
+/// 10+0.1): it scored −80 ± 84 against Stockfish 15.1's `UCI_Elo` 2200 (40
+/// games), and the levels over it stop gaining near 1800–1900 (2200 at its
+/// budgets scored −424 ± 140 against Stockfish's 2200).
+const BUILTIN_FULL_STRENGTH: u32 = 2100;
 
 /// Lichess's winning-chances slope (`2/(1+exp(-k·cp)) - 1`).
 const WIN_SLOPE: f64 = 0.003_682_08;
@@ -82,6 +87,17 @@ impl Calibration {
         match self {
             Calibration::Builtin => "the built-in engine",
             Calibration::Stockfish => "Stockfish 15.1",
+        }
+    }
+
+    /// The engine's own full strength on the levels' scale, where it is
+    /// within the range: a level from there up plays at full strength, the
+    /// most the engine can. `None`: above [`MAX_ELO`] (Stockfish 15.1's
+    /// own levels reach 3190).
+    pub fn full_strength(self) -> Option<u32> {
+        match self {
+            Calibration::Builtin => Some(BUILTIN_FULL_STRENGTH),
+            Calibration::Stockfish => None,
         }
     }
 }
@@ -222,6 +238,14 @@ impl Level {
 
     pub fn calibration(self) -> Calibration {
         self.calibration
+    }
+
+    /// At or above its engine's full strength: no budget or draw plays
+    /// stronger than the engine unlimited, so it plays unlimited.
+    pub fn at_full_strength(self) -> bool {
+        self.calibration
+            .full_strength()
+            .is_some_and(|full| self.elo >= full)
     }
 
     /// Nodes for each child call at this level, between its calibration's
@@ -443,6 +467,25 @@ mod tests {
         let sf = Level::new(1800).over(Calibration::Stockfish);
         assert!(sf.call_nodes() < Level::new(1800).call_nodes());
         assert_eq!(sf.elo(), 1800);
+    }
+
+    /// Over the built-in engine the range tops out at its full strength;
+    /// over Stockfish every level is below it.
+    #[test]
+    fn a_level_from_the_engines_full_strength_up_plays_at_full_strength() {
+        let full = Calibration::Builtin
+            .full_strength()
+            .expect("within the range");
+        assert!(!Level::new(full - 1).at_full_strength());
+        assert!(Level::new(full).at_full_strength());
+        assert!(Level::new(MAX_ELO).at_full_strength());
+        for elo in (MIN_ELO..=MAX_ELO).step_by(100) {
+            assert!(
+                !Level::new(elo)
+                    .over(Calibration::Stockfish)
+                    .at_full_strength()
+            );
+        }
     }
 
     #[test]

@@ -24,8 +24,7 @@ use tokio::task::JoinHandle;
 use crate::{
     book::Book,
     children::{Pool, PoolConfig},
-    mpc::rounds::Noise,
-    mpc::tablebase::Tables,
+    mpc::{level::Level, rounds::Noise, tablebase::Tables},
     uci::{
         carry,
         options::{OptionError, Options, calibration_of},
@@ -54,6 +53,8 @@ pub struct Meta {
     tables: Opened<String, Syzygy>,
     /// The children the levels were last said to be uncalibrated over.
     said_uncalibrated: Option<String>,
+    /// The level last said to be played at full strength.
+    said_full_strength: Option<Level>,
 }
 
 /// How long `isready` waits for the children to start.
@@ -72,6 +73,7 @@ impl Meta {
             book: Opened::default(),
             tables: Opened::default(),
             said_uncalibrated: None,
+            said_full_strength: None,
         }
     }
 
@@ -106,12 +108,26 @@ impl Meta {
         )))
     }
 
-    /// At a level over children the levels are not calibrated over
-    /// ([`calibration_of`]), says so once (for these children).
-    fn say_if_uncalibrated(&mut self, pool: &Pool, out: &Output) {
-        if !self.options.limit_strength {
+    /// What a level cannot do here, said once: the levels are not
+    /// calibrated over these children ([`calibration_of`]), or the level
+    /// asked for is at or above the evaluator's engine's full strength
+    /// ([`Level::at_full_strength`]), which then plays unlimited.
+    fn say_about_the_level(&mut self, pool: &Pool, out: &Output) {
+        let Some(asked) = self.options.asked_level() else {
             return;
+        };
+        let full = asked.at_full_strength().then_some(asked);
+        if let Some(level) = full.filter(|_| self.said_full_strength != full) {
+            let calibration = level.calibration();
+            out.info_string(format!(
+                "UCI_Elo {} is at or above the full strength of {} (about {} on this scale): \
+                 it plays at full strength",
+                level.elo(),
+                calibration.engine(),
+                calibration.full_strength().unwrap_or_default()
+            ));
         }
+        self.said_full_strength = full;
         let others: Vec<&str> = pool
             .config()
             .groups
@@ -268,7 +284,7 @@ impl Searcher for Meta {
         };
         let book = self.book(&request.out);
         let tables = self.tables(&request.out);
-        self.say_if_uncalibrated(&pool, &request.out);
+        self.say_about_the_level(&pool, &request.out);
         tokio::spawn(search::run(GoRequest {
             book,
             tables,

@@ -800,8 +800,15 @@ impl Options {
     }
 
     /// The level to play at (`UCI_LimitStrength`), if any, over the
-    /// evaluator's engine.
+    /// evaluator's engine. `None` also from that engine's full strength up
+    /// ([`Level::at_full_strength`]): the engine then plays unlimited.
     pub fn level(&self) -> Option<Level> {
+        self.asked_level().filter(|l| !l.at_full_strength())
+    }
+
+    /// The level `UCI_LimitStrength` and `UCI_Elo` ask for, over the
+    /// evaluator's engine, even one it cannot play below its full strength.
+    pub fn asked_level(&self) -> Option<Level> {
         self.limit_strength
             .then(|| Level::new(self.elo).over(self.calibration(Role::Evaluator)))
     }
@@ -830,6 +837,7 @@ impl Options {
             _ => return None,
         };
         Some(Level::new(elo).over(self.calibration(Role::Opponent)))
+            .filter(|l| !l.at_full_strength())
     }
 
     /// Children clear their hash before every call: `Memoryless`, or at a
@@ -1274,9 +1282,14 @@ mod tests {
         };
         assert_eq!(elo(&[]), None);
         assert_eq!(
-            elo(&[("UCI_Opponent", "GM 2500 human Garry Kasparov")]),
-            Some(2500)
+            elo(&[("UCI_Opponent", "IM 2000 human Some Player")]),
+            Some(2000)
         );
+        // Above the built-in engine's full strength it plays unlimited;
+        // Stockfish models such a person at their rating.
+        let gm = ("UCI_Opponent", "GM 2500 human Garry Kasparov");
+        assert_eq!(elo(&[gm]), None);
+        assert_eq!(elo(&[("Opponent", "/usr/games/stockfish"), gm]), Some(2500));
         assert_eq!(elo(&[("UCI_Opponent", "BOT 2650 computer some-bot")]), None);
         assert_eq!(elo(&[("UCI_Opponent", "none none human Name")]), None);
         let unrated = ("UCI_Opponent", "none none human Name");
@@ -1345,6 +1358,14 @@ mod tests {
         o.set("Evaluator", Some("/usr/games/lc0")).expect("set");
         assert_eq!(over(&o), (Some(Builtin), Some(Builtin)));
         assert_eq!(o.level().map(Level::elo), Some(1500));
+        // From the evaluator's engine's full strength up, no level: the
+        // engine unlimited (the built-in engine's budgets here).
+        o.set("UCI_Elo", Some("2600")).expect("set");
+        assert_eq!(o.level(), None);
+        assert_eq!(o.asked_level().map(Level::elo), Some(2600));
+        o.set("Evaluator", Some("/usr/games/stockfish"))
+            .expect("set");
+        assert_eq!(o.level().map(Level::elo), Some(2600));
     }
 
     #[test]
