@@ -824,12 +824,13 @@ impl Options {
     }
 
     /// The person the nominal opponent models, at their rating: a human
-    /// `UCI_Opponent` with a rating, or without one our level less
-    /// `UCI_RatingAdv` when both are known. `None`: a computer, or no
-    /// rating (the nominal opponent is the child at full strength).
+    /// `UCI_Opponent` with a rating, or without one the level asked of us
+    /// less `UCI_RatingAdv` when both are known. `None`: a computer, no
+    /// rating, or a rating at or above the opponent engine's full strength
+    /// (the nominal opponent is then the child at full strength).
     pub fn person(&self) -> Option<Level> {
         let opponent = self.uci_opponent.as_ref().filter(|o| o.human)?;
-        let elo = match (opponent.elo, self.level(), self.rating_adv) {
+        let elo = match (opponent.elo, self.asked_level(), self.rating_adv) {
             (Some(elo), _, _) => elo,
             (None, Some(level), Some(adv)) => {
                 u32::try_from(i64::from(level.elo()) - i64::from(adv)).unwrap_or(0)
@@ -1298,6 +1299,12 @@ mod tests {
         assert_eq!(
             elo(&[unrated, at_level[0], at_level[1], ("UCI_RatingAdv", "300")]),
             Some(1200)
+        );
+        // Our level as asked, though we play it at full strength.
+        let capped = [("UCI_LimitStrength", "true"), ("UCI_Elo", "2400")];
+        assert_eq!(
+            elo(&[unrated, capped[0], capped[1], ("UCI_RatingAdv", "500")]),
+            Some(1900)
         );
         // A person below the lowest level is modelled at the lowest.
         assert_eq!(elo(&[("UCI_Opponent", "none 200 human Kid")]), Some(600));
