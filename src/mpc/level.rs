@@ -151,7 +151,7 @@ const BUILTIN: [Anchor; 5] = [
 /// against its own `UCI_Elo` at fixed nodes (`uci-options.md`,
 /// *Calibration*, has every run): 1400 scored −61 ± 49 against
 /// Stockfish's 1400, 1800 −65 ± 44 against its 1800, 2200 +9 ± 40 against
-/// its 2200 (200 games each), 2600 −44 ± 90 against its 2600 (40). Below
+/// its 2200 and 2600 −63 ± 36 against its 2600 (200 games each). Below
 /// Stockfish's floor 600 and 1000 search the smallest budget a call gets
 /// and only the draw sets them apart: with the built-in engine's spreads
 /// 1000 scored only −168 ± 118 against 1400 (61 games; −400 wanted), so
