@@ -30,10 +30,11 @@ timeout -s INT "$secs_a" "$fc" \
 timeout -s INT "$secs_b" "$fc" \
     -engine "cmd=$sf" "name=sf$big" "option.Threads=$big" option.Hash=64 "tc=$tc" \
     "${opponent[@]}" "${common[@]}" -pgnout "file=$out/b.pgn" >"$out/b.out" 2>&1
-pkill -f "$sf" 2>/dev/null
+# Counted before anything is ended (run with a Stockfish of its own, SF, so
+# that others on the machine are not counted), then ended.
 sleep 1
-left=$(pgrep -fc "$sf")
-echo "stockfish processes left after both matches: $left"
+echo "$sf processes left after both matches: $(pgrep -fc "$sf")"
+pkill -f "$sf" 2>/dev/null
 
 python3 "$here/penta.py" mpcmc "$out/a.pgn"
 python3 "$here/penta.py" "sf$big" "$out/b.pgn"

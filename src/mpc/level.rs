@@ -154,7 +154,7 @@ const BUILTIN: [Anchor; 5] = [
 /// its 2200 and 2600 −63 ± 36 against its 2600 (200 games each). Below
 /// Stockfish's floor 600 and 1000 search the smallest budget a call gets
 /// and only the draw sets them apart: with the built-in engine's spreads
-/// 1000 scored only −168 ± 118 against 1400 (61 games; −400 wanted), so
+/// 1000 scored only −176 ± 118 against 1400 (62 games; −400 wanted), so
 /// their spreads are wider, set by self-play against the level above.
 /// 2800 is not measured.
 const STOCKFISH: [Anchor; 7] = [
