@@ -113,7 +113,7 @@ impl Meta {
     /// asked for is at or above the evaluator's engine's full strength
     /// ([`Level::at_full_strength`]), which then plays unlimited.
     fn say_about_the_level(&mut self, pool: &Pool, out: &Output) {
-        let Some(asked) = self.options.asked_level() else {
+        let Some(asked) = self.options.asked_level_in(Some(pool.config())) else {
             return;
         };
         let full = asked.at_full_strength().then_some(asked);

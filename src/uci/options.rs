@@ -46,6 +46,16 @@ pub fn calibration_of(command: &str) -> Option<Calibration> {
         .then_some(Calibration::Builtin)
 }
 
+/// The levels' calibration for the children that serve `role` in
+/// `config` (the first of them): the built-in engine's for an engine
+/// uncalibrated ([`calibration_of`]) or no configuration.
+fn calibration_in(config: Option<&PoolConfig>, role: Role) -> Calibration {
+    config
+        .and_then(|c| c.first(role))
+        .and_then(|c| calibration_of(&c.command))
+        .unwrap_or_default()
+}
+
 /// A failed `setoption`, naming the option and the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionError {
@@ -803,24 +813,25 @@ impl Options {
     /// evaluator's engine. `None` also from that engine's full strength up
     /// ([`Level::at_full_strength`]): the engine then plays unlimited.
     pub fn level(&self) -> Option<Level> {
-        self.asked_level().filter(|l| !l.at_full_strength())
+        self.level_in(self.pool_config().ok().as_ref())
     }
 
     /// The level `UCI_LimitStrength` and `UCI_Elo` ask for, over the
     /// evaluator's engine, even one it cannot play below its full strength.
     pub fn asked_level(&self) -> Option<Level> {
-        self.limit_strength
-            .then(|| Level::new(self.elo).over(self.calibration(Role::Evaluator)))
+        self.asked_level_in(self.pool_config().ok().as_ref())
     }
 
-    /// The levels' calibration for the children that serve `role` (the
-    /// first of them): the built-in engine's for an engine uncalibrated
-    /// ([`calibration_of`]).
-    fn calibration(&self, role: Role) -> Calibration {
-        self.pool_config()
-            .ok()
-            .and_then(|c| c.first(role).and_then(|c| calibration_of(&c.command)))
-            .unwrap_or_default()
+    /// [`Options::level`] over the children of `config`.
+    fn level_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
+        self.asked_level_in(config)
+            .filter(|l| !l.at_full_strength())
+    }
+
+    /// [`Options::asked_level`] over the children of `config`.
+    pub fn asked_level_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
+        self.limit_strength
+            .then(|| Level::new(self.elo).over(calibration_in(config, Role::Evaluator)))
     }
 
     /// The person the nominal opponent models, at their rating: a human
@@ -830,22 +841,28 @@ impl Options {
     /// (the nominal opponent is then the child at full strength).
     pub fn person(&self) -> Option<Level> {
         let opponent = self.uci_opponent.as_ref().filter(|o| o.human)?;
-        let elo = match (opponent.elo, self.asked_level(), self.rating_adv) {
+        let config = self.pool_config().ok();
+        let elo = match (
+            opponent.elo,
+            self.asked_level_in(config.as_ref()),
+            self.rating_adv,
+        ) {
             (Some(elo), _, _) => elo,
             (None, Some(level), Some(adv)) => {
                 u32::try_from(i64::from(level.elo()) - i64::from(adv)).unwrap_or(0)
             }
             _ => return None,
         };
-        Some(Level::new(elo).over(self.calibration(Role::Opponent)))
+        Some(Level::new(elo).over(calibration_in(config.as_ref(), Role::Opponent)))
             .filter(|l| !l.at_full_strength())
     }
 
     /// Children clear their hash before every call: `Memoryless`, or at a
-    /// level with a fixed `Seed`, where each call is then a function of
-    /// its position and budget alone and a game repeats from its seed.
-    pub fn clears_hash(&self) -> bool {
-        self.memoryless || (self.limit_strength && self.seed != 0)
+    /// level (below the engine's full strength) with a fixed `Seed`, where
+    /// each call is then a function of its position and budget alone and a
+    /// game repeats from its seed.
+    fn clears_hash_in(&self, config: &PoolConfig) -> bool {
+        self.memoryless || (self.seed != 0 && self.level_in(Some(config)).is_some())
     }
 
     /// The child processes these options ask for. An empty `Opponent` means
@@ -896,7 +913,9 @@ impl Options {
             .map(WorkerGroup::processes)
             .sum::<usize>()
             .max(1) as u32;
-        config((hash / processes).max(1))
+        let mut config = config((hash / processes).max(1))?;
+        config.set_clear_hash(self.clears_hash_in(&config));
+        Ok(config)
     }
 
     /// The pool `Workers` describes: a group an entry, its children
@@ -1081,7 +1100,7 @@ impl Options {
             command: command.trim().to_owned(),
             options,
             castling: self.castling_mode(),
-            clear_hash: self.clears_hash(),
+            clear_hash: false,
         })
     }
 }
@@ -1373,6 +1392,41 @@ mod tests {
         o.set("Evaluator", Some("/usr/games/stockfish"))
             .expect("set");
         assert_eq!(o.level().map(Level::elo), Some(2600));
+    }
+
+    /// With a fixed `Seed`, children clear their hash at a level (each call
+    /// a function of its position and budget) but not at a level the engine
+    /// plays at full strength, nor without a level; `Memoryless` always.
+    #[test]
+    fn children_clear_their_hash_at_a_seeded_level_below_full_strength() {
+        let clears = |o: &Options| {
+            let c = o.pool_config().expect("config");
+            let all: Vec<bool> = c
+                .groups
+                .iter()
+                .flat_map(|g| [&g.evaluator, &g.opponent])
+                .flatten()
+                .map(|c| c.clear_hash)
+                .collect();
+            assert!(all.iter().all(|&x| x == all[0]), "{all:?}");
+            all[0]
+        };
+        let mut o = Options::default();
+        o.set("Seed", Some("7")).expect("set");
+        assert!(!clears(&o));
+        o.set("UCI_LimitStrength", Some("true")).expect("set");
+        o.set("UCI_Elo", Some("1800")).expect("set");
+        assert!(clears(&o));
+        o.set("UCI_Elo", Some("2600")).expect("set");
+        assert_eq!(o.level(), None);
+        assert!(!clears(&o));
+        o.set("Evaluator", Some("/usr/games/stockfish"))
+            .expect("set");
+        assert!(clears(&o));
+        o.set("Seed", Some("0")).expect("set");
+        assert!(!clears(&o));
+        o.set("Memoryless", Some("true")).expect("set");
+        assert!(clears(&o));
     }
 
     #[test]

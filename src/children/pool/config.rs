@@ -114,6 +114,18 @@ impl PoolConfig {
             .collect()
     }
 
+    /// Sets whether every child clears its hash before each call.
+    pub fn set_clear_hash(&mut self, clear: bool) {
+        for group in &mut self.groups {
+            for child in [&mut group.evaluator, &mut group.opponent]
+                .into_iter()
+                .flatten()
+            {
+                child.clear_hash = clear;
+            }
+        }
+    }
+
     /// The configuration of the first group serving `role`.
     pub fn first(&self, role: Role) -> Option<&ChildConfig> {
         self.groups.iter().find_map(|g| g.config(role))
