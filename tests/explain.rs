@@ -462,7 +462,6 @@ fn a_worker_for_every_root_move_is_one_even_pass_on_a_clock() {
     let rounds = t["rounds"].as_array().expect("rounds");
     assert_eq!(rounds.len(), 1, "one pass: {t}");
     let pass = &rounds[0];
-    assert_eq!(pass["complete"], true, "{t}");
     // `go movetime 1000` less the 10 ms overhead, 80 % of it usable, half
     // of that a call, less the call's measured cost.
     let budget = pass["budget"].as_str().expect("budget");
@@ -473,7 +472,31 @@ fn a_worker_for_every_root_move_is_one_even_pass_on_a_clock() {
     assert!((300..=396).contains(&ms), "{budget}");
     let values = pass["values"].as_array().expect("values");
     assert_eq!(values.len(), moves, "{t}");
-    assert!(values.iter().all(|v| !v["value"].is_null()), "{t}");
+    // Every call fits the move time, unless the machine starves the
+    // workers: the lookahead's threads run at nice 10, and beside a load
+    // of five on two cores calls of 395 ms took 900 ms, so that the last
+    // never started. Then a call that finished shows it, took far over its
+    // budget; the move was still in time (above) and the unfinished ones
+    // were cut.
+    let candidates = t["candidates"].as_array().expect("candidates");
+    let starved = candidates
+        .iter()
+        .filter_map(|c| c["time_ms"].as_u64())
+        .any(|took| took > ms * 3 / 2);
+    if starved {
+        let unfinished = values.iter().filter(|v| v["value"].is_null()).count();
+        assert_eq!(pass["complete"], unfinished == 0, "{t}");
+        assert!(
+            candidates
+                .iter()
+                .filter(|c| c["value"].is_null())
+                .all(|c| c["failure"] == "cancelled before it finished"),
+            "{t}"
+        );
+    } else {
+        assert_eq!(pass["complete"], true, "{t}");
+        assert!(values.iter().all(|v| !v["value"].is_null()), "{t}");
+    }
     assert!(
         lines.iter().any(|l| l.starts_with("info depth")),
         "{lines:?}"
