@@ -816,19 +816,15 @@ impl Options {
         self.level_in(self.pool_config().ok().as_ref())
     }
 
-    /// The level `UCI_LimitStrength` and `UCI_Elo` ask for, over the
-    /// evaluator's engine, even one it cannot play below its full strength.
-    pub fn asked_level(&self) -> Option<Level> {
-        self.asked_level_in(self.pool_config().ok().as_ref())
-    }
-
     /// [`Options::level`] over the children of `config`.
     fn level_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
         self.asked_level_in(config)
             .filter(|l| !l.at_full_strength())
     }
 
-    /// [`Options::asked_level`] over the children of `config`.
+    /// The level `UCI_LimitStrength` and `UCI_Elo` ask for, over the
+    /// evaluator's engine in `config`, even one it cannot play below its
+    /// full strength.
     pub fn asked_level_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
         self.limit_strength
             .then(|| Level::new(self.elo).over(calibration_in(config, Role::Evaluator)))
@@ -1100,6 +1096,7 @@ impl Options {
             command: command.trim().to_owned(),
             options,
             castling: self.castling_mode(),
+            // Set by `pool_config` once the whole configuration is known.
             clear_hash: false,
         })
     }
@@ -1388,7 +1385,11 @@ mod tests {
         // engine unlimited (the built-in engine's budgets here).
         o.set("UCI_Elo", Some("2600")).expect("set");
         assert_eq!(o.level(), None);
-        assert_eq!(o.asked_level().map(Level::elo), Some(2600));
+        assert_eq!(
+            o.asked_level_in(o.pool_config().ok().as_ref())
+                .map(Level::elo),
+            Some(2600)
+        );
         o.set("Evaluator", Some("/usr/games/stockfish"))
             .expect("set");
         assert_eq!(o.level().map(Level::elo), Some(2600));
