@@ -289,6 +289,21 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
     if let Some(l) = &t.level {
         let how = draw_text(l.decided, l.loss, &san(&pos, &l.best).0);
         writeln!(out, "level: {} ({how})", l.elo)?;
+        for look in &l.looks {
+            writeln!(
+                out,
+                "  second look at {}: {} then {}{}",
+                san(&pos, &look.mv).0,
+                show(Some(look.value)),
+                look.deeper
+                    .map_or("unfinished".to_owned(), |v| show(Some(v))),
+                if look.refuted {
+                    ", refuted: drawn again"
+                } else {
+                    ""
+                }
+            )?;
+        }
     }
     writeln!(
         out,

@@ -502,3 +502,28 @@ fn a_worker_for_every_root_move_is_one_even_pass_on_a_clock() {
         "{lines:?}"
     );
 }
+
+/// At a level over Stockfish `explain` tells the level's draw and its
+/// second look at the move played.
+#[test]
+fn explain_tells_a_levels_second_look() {
+    let evaluator = format!("--evaluator={}", common::stockfish());
+    let flags = ["--uci-limit-strength=true", "--uci-elo=1800", "--seed=3"];
+    let out = explain(&[&["--fen", FEN, &evaluator][..], &flags].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let chosen = text
+        .lines()
+        .find_map(|l| l.strip_prefix("chosen: "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(text.contains("\nlevel: 1800 ("), "{text}");
+    let looks: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  second look at "))
+        .collect();
+    let last = looks.last().unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        last.starts_with(&format!("  second look at {chosen}: ")) && !last.contains("refuted"),
+        "{text}"
+    );
+}

@@ -157,6 +157,52 @@ fn levels_change_the_distribution_of_moves() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Over Stockfish at 1800 every drawn move gets a second look before it is
+/// played (a search at 16 times the call's nodes); the trace and the
+/// `info string` name each look, the last one the move played, refuted
+/// ones drawn again. Over the built-in engine no level looks.
+#[test]
+fn a_level_over_stockfish_looks_again_at_the_drawn_move() {
+    let dir = scratch("looks");
+    let path = dir.join("1800.jsonl");
+    let trace = format!("--trace-file={}", path.display());
+    let evaluator = format!("--evaluator={}", common::stockfish());
+    let args = ["--uci-limit-strength=true", "--uci-elo=1800", "--seed=3"];
+    let mut e = Mpcmc::start(&[&args[..], &[&evaluator, &trace]].concat());
+    e.handshake();
+    for fen in POSITIONS {
+        e.send(&format!("position fen {fen}"));
+        e.send("go depth 5");
+        let (mv, lines) = e.bestmove(60 * SECOND);
+        assert_legal(&position(Some(fen), &[]), &mv);
+        let how = lines
+            .iter()
+            .find(|l| l.starts_with("info string rule level"))
+            .unwrap_or_else(|| panic!("{lines:?}"));
+        assert!(how.contains(&format!("second look at {mv}: ")), "{how}");
+    }
+    assert!(e.quit().success());
+    let traces = traces(&path);
+    assert_eq!(traces.len(), POSITIONS.len());
+    for t in &traces {
+        let looks = t["level"]["looks"].as_array().expect("looks");
+        let (last, before) = looks.split_last().expect("a look");
+        assert_eq!(last["move"], t["chosen"], "{t}");
+        assert_eq!(last["refuted"], false, "{t}");
+        assert!(last["deeper"].is_object(), "{t}");
+        assert!(before.iter().all(|l| l["refuted"] == true), "{t}");
+        // The look's calls are the decision's: 16 times the nodes a call.
+        let nodes = Level::new(1800).over(Calibration::Stockfish).call_nodes();
+        assert!(t["nodes"].as_u64() > Some(16 * nodes), "{t}");
+    }
+    let plain = two_decisions_at(1800, None);
+    assert!(
+        plain.iter().all(|l| !l.contains("second look")),
+        "{plain:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The moves of a game mpcmc plays with itself from the start position at
 /// `elo`, `plies` long, in a new process with `flags`: twice in a row,
 /// `ucinewgame` between.

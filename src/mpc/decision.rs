@@ -241,7 +241,8 @@ pub struct Candidate {
     /// every legal move at the position after `mv` and `reply`, with its
     /// own lookahead from there. `value` is then their best, backed up.
     pub next: Vec<Candidate>,
-    /// Its value at its own level, when a deeper level replaced it.
+    /// Its value at its own level, when a deeper level or a level's
+    /// second look ([`level::Look`]) replaced it.
     pub shallow: Option<Value>,
     /// The position after the move stood on the board before in the game
     /// (a repetition, not yet a draw): a won game is not converted by it.
@@ -455,6 +456,9 @@ pub struct Decision {
     pub levels: u32,
     /// The level's draw, when one chose the move.
     pub drawn: Option<level::Choice>,
+    /// The level's second looks at drawn moves, in order: the last one
+    /// not refuted looked at the move played.
+    pub looks: Vec<level::Look>,
 }
 
 /// Sums over every child report of a pass.
@@ -586,6 +590,7 @@ impl Decision {
             cancelled: false,
             spread: None,
             drawn: None,
+            looks: Vec::new(),
         }
     }
 

@@ -19,6 +19,15 @@
 //! - once the game is decisively won (or a mate is found, for either
 //!   side), the best valued move is played: a won game is converted.
 //!
+//! A small search is tactically blind: most of a level's gross blunders
+//! are moves whose shallow value hides a refutation, not slips the draw
+//! chose knowingly. So where an anchor says so ([`Anchor::look`]) the
+//! drawn move gets a *second look* before it is played: its one-step line
+//! searched again at [`LOOK_NODES`] times the call's nodes. When that
+//! drops its value by the anchor's threshold or more (in win
+//! probability), the deeper value replaces the shallow one and the move
+//! is drawn again, at most [`MAX_LOOKS`] times ([`Level::looks`]).
+//!
 //! The draw is the caller's random number ([`Level::choose`]), so the
 //! core stays deterministic and a session with a fixed seed ([`Rng`])
 //! repeats its games.
@@ -52,6 +61,19 @@ pub const DECISIVE: f64 = 0.85;
 /// in 5 of 10 K+R v K positions).
 pub const DECIDED_NODES: u64 = 8192;
 
+/// A second look searches the drawn move's line with this many times the
+/// call's nodes (at 1800 over Stockfish, 5760 nodes a call against the
+/// pass's 360).
+pub const LOOK_NODES: u64 = 16;
+
+/// Second looks a decision at most: a move drawn after as many were
+/// refuted is played as drawn.
+pub const MAX_LOOKS: usize = 3;
+
+/// An anchor's [`Anchor::look`] where the drawn move gets no second look:
+/// no drop reaches it (a move's loss is at most 1).
+pub const NO_LOOK: f64 = 1.0;
+
 /// A level's search budget and draw at one rating.
 #[derive(Debug, Clone, Copy)]
 pub struct Anchor {
@@ -60,6 +82,9 @@ pub struct Anchor {
     pub nodes: u64,
     /// The draw's spread ([`Level::spread`]).
     pub spread: f64,
+    /// The drop in win probability at which a second look refutes the
+    /// drawn move ([`Level::looks`]); [`NO_LOOK`]: none.
+    pub look: f64,
 }
 
 /// Whose nodes a level's budgets count. The levels are calibrated over
@@ -121,26 +146,31 @@ const BUILTIN: [Anchor; 5] = [
         elo: MIN_ELO,
         nodes: 400,
         spread: 0.12,
+        look: NO_LOOK,
     },
     Anchor {
         elo: 1000,
         nodes: 1030,
         spread: 0.080,
+        look: NO_LOOK,
     },
     Anchor {
         elo: 1400,
         nodes: 2150,
         spread: 0.058,
+        look: NO_LOOK,
     },
     Anchor {
         elo: 1800,
         nodes: 3422,
         spread: 0.01496,
+        look: NO_LOOK,
     },
     Anchor {
         elo: MAX_ELO,
         nodes: 224_000,
         spread: 0.0033,
+        look: NO_LOOK,
     },
 ];
 
@@ -162,36 +192,43 @@ const STOCKFISH: [Anchor; 7] = [
         elo: MIN_ELO,
         nodes: MIN_CALL_NODES,
         spread: 0.17,
+        look: NO_LOOK,
     },
     Anchor {
         elo: 1000,
         nodes: MIN_CALL_NODES,
         spread: 0.11,
+        look: NO_LOOK,
     },
     Anchor {
         elo: 1400,
         nodes: 150,
-        spread: 0.058,
+        spread: 0.08,
+        look: 0.2,
     },
     Anchor {
         elo: 1800,
         nodes: 360,
-        spread: 0.01496,
+        spread: 0.043,
+        look: 0.2,
     },
     Anchor {
         elo: 2200,
         nodes: 2100,
         spread: 0.0082,
+        look: NO_LOOK,
     },
     Anchor {
         elo: 2600,
         nodes: 6000,
         spread: 0.0045,
+        look: NO_LOOK,
     },
     Anchor {
         elo: MAX_ELO,
         nodes: 12_000,
         spread: 0.0033,
+        look: NO_LOOK,
     },
 ];
 
@@ -270,6 +307,15 @@ impl Level {
         self.between(|a| a.spread)
     }
 
+    /// The drop in win probability (as [`loss`] counts it, from the
+    /// drawn move's shallow value to its deeper one) at which a second
+    /// look refutes the drawn move, between its calibration's anchors (so
+    /// that the look phases in between an anchor without one and one
+    /// with). `None`: no second look at this level.
+    pub fn looks(self) -> Option<f64> {
+        Some(self.between(|a| a.look)).filter(|&t| t < NO_LOOK)
+    }
+
     /// What `of` says at this rating: geometric between the two anchors
     /// around it.
     fn between(self, of: impl Fn(&Anchor) -> f64) -> f64 {
@@ -339,6 +385,30 @@ impl Level {
             loss,
             decided: false,
         })
+    }
+}
+
+/// A second look at a drawn move ([`Level::looks`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Look {
+    /// Index of the candidate looked at.
+    pub index: usize,
+    /// Its value from the pass, which the draw weighed.
+    pub shallow: Value,
+    /// Its value at [`LOOK_NODES`] times the nodes; `None` when the look
+    /// did not finish (the clock, a failed child): the move is played.
+    pub deeper: Option<Value>,
+    /// The deeper value dropped by the level's threshold or more: it
+    /// replaced the shallow one and the move was drawn again.
+    pub refuted: bool,
+}
+
+impl Level {
+    /// Whether a second look that found `deeper` for a move drawn at
+    /// `shallow` refutes it: a drop of the level's threshold or more.
+    pub fn refutes(self, shallow: Value, deeper: Value) -> bool {
+        self.looks()
+            .is_some_and(|threshold| loss(shallow, deeper) >= threshold)
     }
 }
 
@@ -489,6 +559,39 @@ mod tests {
                     .at_full_strength()
             );
         }
+    }
+
+    /// A second look where an anchor has one, phasing in between an anchor
+    /// without one and one with; a drop of the threshold or more refutes.
+    #[test]
+    fn the_second_look_follows_the_anchors() {
+        for calibration in [Calibration::Builtin, Calibration::Stockfish] {
+            for a in calibration.anchors() {
+                let level = Level::new(a.elo).over(calibration);
+                assert_eq!(level.looks(), Some(a.look).filter(|&t| t < NO_LOOK));
+            }
+        }
+        // Between an anchor without a look and one with, the look phases
+        // in: its threshold between the anchor's and none.
+        let sf = |elo| Level::new(elo).over(Calibration::Stockfish);
+        let pair = STOCKFISH
+            .windows(2)
+            .find(|p| p[0].look >= NO_LOOK && p[1].look < NO_LOOK)
+            .expect("looks from some anchor up over Stockfish");
+        let between = sf((pair[0].elo + pair[1].elo) / 2).looks();
+        assert!(
+            between.is_some_and(|t| pair[1].look < t && t < NO_LOOK),
+            "{between:?}"
+        );
+        assert!(sf(pair[0].elo).looks().is_none());
+        assert!(sf(1800).looks().is_some());
+        // A drop from level to a piece down refutes; a small one does not;
+        // a rise never does.
+        assert!(sf(1800).refutes(Value::cp(30), Value::cp(-300)));
+        assert!(!sf(1800).refutes(Value::cp(30), Value::cp(-30)));
+        assert!(!sf(1800).refutes(Value::cp(-300), Value::cp(30)));
+        assert!(!sf(pair[0].elo).refutes(Value::cp(30), Value::MATED));
+        assert!(!Level::new(1800).refutes(Value::cp(30), Value::MATED));
     }
 
     #[test]

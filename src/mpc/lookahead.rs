@@ -21,8 +21,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
     ChildFault, ChildLimit, Children, Extra, Game, Query, Report, Role, Value,
-    decision::{Candidate, Decision, Failure, Lookahead, Rule, Settings, Stats, best_valued},
+    decision::{Candidate, Decision, Draw, Failure, Lookahead, Rule, Settings, Stats, best_valued},
     fortify::{Verdict, fortify},
+    level::{Choice, LOOK_NODES, Look, MAX_LOOKS, Rng},
 };
 
 /// How long a pass cut short with nothing finished waits for the root's
@@ -118,6 +119,22 @@ pub async fn pass<C: Children>(
         // The pass did not finish: a round or pass that did wins over it.
         level.cancelled = deeper.cut;
     }
+    let (drawn, looks) = match settings.level {
+        Some(draw) => {
+            draw_and_look(
+                children,
+                game,
+                &mut level.candidates,
+                draw,
+                limit,
+                settings,
+                cancel,
+                &mut level.stats,
+            )
+            .await
+        }
+        None => (None, Vec::new()),
+    };
     let mut decision = choose(
         level.candidates,
         level.root,
@@ -125,10 +142,85 @@ pub async fn pass<C: Children>(
         level.stats,
         level.first,
         level.cancelled,
+        drawn,
     );
     decision.root_failure = level.root_failure;
     decision.levels = levels;
+    decision.looks = looks;
     Some(decision)
+}
+
+/// A level's draw among the valued `candidates` ([`Level::choose`]), the
+/// drawn move given a second look first where the level has one
+/// ([`Level::looks`]): its one-step line searched again at
+/// [`LOOK_NODES`] times the calls' node budget. A look that refutes it
+/// replaces the move's value with the deeper one (its calls join the
+/// move's) and the move is drawn again with the next random number of
+/// the draw's sequence, at most [`MAX_LOOKS`] looks; a move already looked
+/// at, a decided game, a limit that is not a node budget, or a pass
+/// cut short (`cancel`: the clock) play the move drawn. A look cut short
+/// refutes nothing.
+#[allow(clippy::too_many_arguments)]
+async fn draw_and_look<C: Children>(
+    children: &Arc<C>,
+    game: &Arc<Game>,
+    candidates: &mut [Candidate],
+    draw: Draw,
+    limit: ChildLimit,
+    settings: Settings,
+    cancel: &CancellationToken,
+    stats: &mut Stats,
+) -> (Option<Choice>, Vec<Look>) {
+    let mut randoms = Rng::new(draw.random);
+    let mut random = draw.random;
+    let mut looks: Vec<Look> = Vec::new();
+    loop {
+        let choice = draw.level.choose(candidates, random);
+        let Some(c) = choice else {
+            return (None, looks);
+        };
+        let look_limit = match limit {
+            ChildLimit::Nodes(n) => ChildLimit::Nodes(n.saturating_mul(LOOK_NODES)),
+            _ => return (choice, looks),
+        };
+        let shallow = candidates[c.index].value;
+        let Some(shallow) = shallow.filter(|_| {
+            !c.decided
+                && draw.level.looks().is_some()
+                && looks.len() < MAX_LOOKS
+                && !looks.iter().any(|l| l.index == c.index)
+                && !cancel.is_cancelled()
+        }) else {
+            return (choice, looks);
+        };
+        let mut deeper = evaluate(
+            &**children,
+            game.clone(),
+            &[],
+            candidates[c.index].mv,
+            settings,
+            look_limit,
+            cancel.clone(),
+        )
+        .await;
+        deeper.calls.iter().for_each(|r| stats.add(r));
+        let refuted = deeper.value.is_some_and(|v| draw.level.refutes(shallow, v));
+        looks.push(Look {
+            index: c.index,
+            shallow,
+            deeper: deeper.value,
+            refuted,
+        });
+        let looked = &mut candidates[c.index];
+        if !refuted {
+            looked.calls.append(&mut deeper.calls);
+            return (choice, looks);
+        }
+        deeper.calls = [std::mem::take(&mut looked.calls), deeper.calls].concat();
+        deeper.shallow = Some(shallow);
+        *looked = deeper;
+        random = randoms.next_u64();
+    }
 }
 
 /// What one level of a pass found.
@@ -581,6 +673,7 @@ fn choose(
     stats: Stats,
     first: Move,
     cancelled: bool,
+    drawn: Option<Choice>,
 ) -> Decision {
     let best = best_valued(&candidates).and_then(|i| Some((i, candidates[i].value?)));
     let lookahead_choice = best.map(|(i, v)| (candidates[i].mv, v));
@@ -592,9 +685,6 @@ fn choose(
         .and_then(|r| Some((r.best, r.score?)))
         .filter(|(m, _)| candidates.iter().any(|c| c.mv == *m));
 
-    let drawn = settings
-        .level
-        .and_then(|d| d.level.choose(&candidates, d.random));
     let (chosen, rule) = match (best, evaluator_choice) {
         _ if drawn.is_some() => (drawn.map(|c| c.index), Rule::Level),
         // Both name the same move: the lookahead's, as in rounds.
@@ -626,6 +716,7 @@ fn choose(
         spread: None,
         levels: 1,
         drawn,
+        looks: Vec::new(),
     };
     let plies = settings.lookahead.plies();
     match chosen {
@@ -673,6 +764,9 @@ mod tests {
         stall: Vec<String>,
         /// Lines whose answer is exact (as the tables answer).
         exact: Vec<String>,
+        /// The evaluator's scores of lines searched with more nodes than
+        /// [`run`]'s 100 (a level's second look), where they differ.
+        deep_scores: HashMap<String, i32>,
         /// Every query, in the order the children got them.
         asked: std::sync::Mutex<Vec<String>>,
         /// Every query's role and limit, in the same order.
@@ -804,7 +898,11 @@ mod tests {
                     Ok(report(&pos, m, s))
                 }
                 Role::Evaluator => {
-                    let s = self.scores.get(&k).copied().unwrap_or(-500);
+                    let deep = matches!(q.limit, ChildLimit::Nodes(n) if n > 100);
+                    let s = (self.deep_scores.get(&k).filter(|_| deep))
+                        .or(self.scores.get(&k))
+                        .copied()
+                        .unwrap_or(-500);
                     let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
                     sort_candidates(&mut moves);
                     let m = UciMove::from_standard(moves[0]).to_string();
@@ -979,6 +1077,132 @@ mod tests {
         assert!(played.iter().any(|m| m == "e2e4"), "{played:?}");
         assert!(played.iter().any(|m| m == "d2d4"), "{played:?}");
         assert!(played.iter().all(|m| m != "g1f3"), "{played:?}");
+    }
+
+    /// Over Stockfish at 1800 the level takes a second look at the drawn
+    /// move: e4 looks best at the pass's 100 nodes and loses a piece at
+    /// 1600, so it is refuted whenever drawn and never played.
+    #[tokio::test]
+    async fn a_second_look_refutes_a_drawn_move_and_draws_again() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4", "g1f3"]);
+        let script = || {
+            let mut c = Scripted::default();
+            c.replies.insert("e2e4".into(), "e7e5");
+            c.replies.insert("d2d4".into(), "d7d5");
+            c.replies.insert("g1f3".into(), "g8f6");
+            c.scores.insert("e2e4 e7e5".into(), 40);
+            c.scores.insert("d2d4 d7d5".into(), 25);
+            c.scores.insert("g1f3 g8f6".into(), 20);
+            c.deep_scores.insert("e2e4 e7e5".into(), -300);
+            c.root = Some(("e2e4", 40));
+            c
+        };
+        let at = |elo, calibration| Level::new(elo).over(calibration);
+        let looking = at(1800, level::Calibration::Stockfish);
+        assert!(looking.looks().is_some());
+        let mut rng = level::Rng::new(5);
+        let (mut played, mut refuted) = (Vec::new(), 0);
+        for _ in 0..30 {
+            let level = Some(Draw {
+                level: looking,
+                random: rng.next_u64(),
+            });
+            let children = Arc::new(script());
+            let d = decide(
+                &children,
+                &g,
+                &cands,
+                ChildLimit::Nodes(100),
+                Settings { level, ..ONE },
+                &CancellationToken::new(),
+                &mut |_, _| {},
+            )
+            .await
+            .expect("candidates");
+            assert_eq!(d.rule, Rule::Level);
+            let last = d.looks.last().expect("the drawn move looked at");
+            assert!(!last.refuted, "{:?}", d.looks);
+            assert_eq!(d.candidates[last.index].mv, d.best, "the move played");
+            assert!(d.looks.len() <= level::MAX_LOOKS);
+            for l in &d.looks[..d.looks.len() - 1] {
+                // Only e4 is refuted, and its deeper value replaces its own.
+                assert!(l.refuted, "{:?}", d.looks);
+                let e4 = candidate(&d, "e2e4");
+                assert_eq!(key(&[d.candidates[l.index].mv]), "e2e4");
+                assert_eq!(
+                    (l.shallow, l.deeper),
+                    (Value::cp(40), Some(Value::cp(-300)))
+                );
+                assert_eq!(
+                    (e4.shallow, e4.value),
+                    (l.deeper.map(|_| l.shallow), l.deeper)
+                );
+                assert_eq!(e4.calls.len(), 4, "the pass's two calls and the look's");
+                refuted += 1;
+            }
+            // The pass's 7 calls and the looks' 2 each, at 16 times the nodes.
+            assert_eq!(d.stats.calls, 7 + 2 * d.looks.len() as u64);
+            let limits = children
+                .limits
+                .lock()
+                .map(|l| l.clone())
+                .unwrap_or_default();
+            let deep = ChildLimit::Nodes(100 * level::LOOK_NODES);
+            assert_eq!(
+                limits.iter().filter(|(_, l)| *l == deep).count(),
+                2 * d.looks.len()
+            );
+            played.push(key(&[d.best]));
+        }
+        assert!(refuted > 0, "e4 drawn and refuted at times: {played:?}");
+        assert!(played.iter().all(|m| m != "e2e4"), "{played:?}");
+        assert!(played.iter().any(|m| m == "d2d4"), "{played:?}");
+        // Over the built-in engine the levels take no second look: the
+        // shallow best is played at times.
+        let plain = at(1800, level::Calibration::Builtin);
+        assert!(plain.looks().is_none());
+        let mut plain_played = Vec::new();
+        for _ in 0..30 {
+            let level = Some(Draw {
+                level: plain,
+                random: rng.next_u64(),
+            });
+            let d = run(script(), &g, &cands, Settings { level, ..ONE }).await;
+            assert!(d.looks.is_empty());
+            assert_eq!(d.stats.calls, 7);
+            plain_played.push(key(&[d.best]));
+        }
+        assert!(plain_played.iter().any(|m| m == "e2e4"), "{plain_played:?}");
+    }
+
+    /// A decided game plays its best move without a look, and a pass cut
+    /// short draws without one (no time for it).
+    #[tokio::test]
+    async fn no_second_look_in_a_decided_game_or_a_pass_cut_short() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4"]);
+        let level = Some(Draw {
+            level: Level::new(1800).over(level::Calibration::Stockfish),
+            random: 9,
+        });
+        let mut c = Scripted::default();
+        c.scores.insert("e2e4 e7e5".into(), 900);
+        c.scores.insert("d2d4 d7d5".into(), 800);
+        c.replies.insert("e2e4".into(), "e7e5");
+        c.replies.insert("d2d4".into(), "d7d5");
+        c.root = Some(("e2e4", 900));
+        let d = run(c, &g, &cands, Settings { level, ..ONE }).await;
+        assert!(d.drawn.is_some_and(|c| c.decided));
+        assert!(d.looks.is_empty());
+        let c = Scripted {
+            root: Some(("e2e4", 0)),
+            stall: vec!["d2d4".into()],
+            ..Scripted::default()
+        };
+        let d = run(c, &g, &cands, Settings { level, ..ONE }).await;
+        assert!(d.cancelled);
+        assert!(d.looks.is_empty(), "{:?}", d.looks);
     }
 
     #[tokio::test]

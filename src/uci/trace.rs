@@ -117,6 +117,23 @@ pub struct DrawTrace {
     /// The game was decided (a decisive win, a mate): the best move, no
     /// draw.
     pub decided: bool,
+    /// Second looks at drawn moves, in order (the level's
+    /// `mpc::level::Look`): each drawn move searched again deeper before
+    /// it is played; a refuted one was drawn again.
+    #[serde(default)]
+    pub looks: Vec<LookTrace>,
+}
+
+/// A second look at a drawn move.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LookTrace {
+    #[serde(rename = "move")]
+    pub mv: String,
+    /// Its value from the pass, which the draw weighed.
+    pub value: Score,
+    /// Its value searched again deeper; `null`: the look did not finish.
+    pub deeper: Option<Score>,
+    pub refuted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -365,6 +382,16 @@ impl Trace {
                 best: n.one(d.candidates[c.best].mv),
                 loss: c.loss,
                 decided: c.decided,
+                looks: d
+                    .looks
+                    .iter()
+                    .map(|l| LookTrace {
+                        mv: n.one(d.candidates[l.index].mv),
+                        value: l.shallow.into(),
+                        deeper: l.deeper.map(Score::from),
+                        refuted: l.refuted,
+                    })
+                    .collect(),
             }),
         }
     }

@@ -131,6 +131,7 @@ impl Search {
             cancelled: false,
             spread: None,
             drawn: None,
+            looks: Vec::new(),
         };
         Some(Outcome {
             decision,

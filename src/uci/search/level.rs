@@ -14,7 +14,8 @@ impl Search {
     /// A decision at a level: one pass of one-step lookahead over every
     /// root move, each call at the level's budget or less when the GUI's
     /// limits leave less ([`level_call_nodes`]), and the move drawn from
-    /// the values. A clock or a move time also ends the pass at the
+    /// the values, with a second look at it where the level has one
+    /// ([`Level::looks`]). A clock or a move time also ends the pass at the
     /// move's hard limit; pondering, the pass runs at once and its move
     /// waits for `ponderhit`.
     pub(super) async fn at_level(
@@ -33,6 +34,8 @@ impl Search {
                 level.call_nodes()
             },
             self.candidates.len(),
+            // A decided game plays its best move without a look.
+            level.looks().is_some() && !decided,
             go.nodes,
             budget.as_ref(),
         );

@@ -147,8 +147,21 @@ impl Search {
                 show(c.value.map(|v| (c.mv, v)))
             };
             let how = trace::draw_text(c.decided, c.loss, &show_candidate(c.best));
+            let looks: String = d
+                .looks
+                .iter()
+                .map(|l| {
+                    let deeper = l.deeper.map_or("unfinished".to_owned(), |v| v.to_string());
+                    let verdict = if l.refuted { ", refuted" } else { "" };
+                    let mv = self.uci(d.candidates[l.index].mv);
+                    format!(
+                        "; second look at {mv}: {} then {deeper}{verdict}",
+                        l.shallow
+                    )
+                })
+                .collect();
             return format!(
-                "{rule}: level {} over {} under {}: {} ({how}); {finished}/{} candidates{}",
+                "{rule}: level {} over {} under {}: {} ({how}){looks}; {finished}/{} candidates{}",
                 draw.level.elo(),
                 draw.level.calibration().engine(),
                 o.limit,
