@@ -175,18 +175,22 @@ const BUILTIN: [Anchor; 5] = [
 ];
 
 /// The levels' calibration over Stockfish (Debian's 15.1; later versions
-/// search more per node and play stronger at the same budgets): from 1400
-/// up the spreads of the built-in engine's anchors (2200's and 2600's
-/// geometric between its 1800 and 2800) and Stockfish's nodes, measured
-/// against its own `UCI_Elo` at fixed nodes (`uci-options.md`,
-/// *Calibration*, has every run): 1400 scored −61 ± 49 against
-/// Stockfish's 1400, 1800 −65 ± 44 against its 1800, 2200 +9 ± 40 against
-/// its 2200 and 2600 −63 ± 36 against its 2600 (200 games each). Below
-/// Stockfish's floor 600 and 1000 search the smallest budget a call gets
-/// and only the draw sets them apart: with the built-in engine's spreads
-/// 1000 scored only −176 ± 118 against 1400 (62 games; −400 wanted), so
-/// their spreads are wider, set by self-play against the level above.
-/// 2800 is not measured.
+/// search more per node and play stronger at the same budgets):
+/// Stockfish's nodes, measured against its own `UCI_Elo` at fixed nodes
+/// (`uci-options.md`, *Calibration*, has every run). 1400 and 1800 take a
+/// second look at the drawn move, which is worth about 300 Elo at 1800,
+/// and draw wider to give it back: 1400 (spread 0.08) scored −38 ± 45
+/// against Stockfish's 1400 and 1800 (0.043) −2 ± 45 against its 1800,
+/// making about half of their gross blunders. 2200 and 2600 keep the
+/// built-in engine's spreads (geometric between its 1800 and 2800) and no
+/// look: +9 ± 40 against Stockfish's 2200 and −63 ± 36 against its 2600
+/// (200 games each; with a look 2200 won 17 and drew 3 of 20, so a look
+/// there needs a far wider draw, not found yet). Below Stockfish's floor
+/// 600 and 1000 search the smallest budget a call gets and only the draw
+/// sets them apart: with the built-in engine's spreads 1000 scored only
+/// −176 ± 118 against 1400 (62 games; −400 wanted), so their spreads are
+/// wider, set by self-play against the level above (before 1400 took its
+/// look; it plays about as strong with it). 2800 is not measured.
 const STOCKFISH: [Anchor; 7] = [
     Anchor {
         elo: MIN_ELO,
