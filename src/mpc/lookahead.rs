@@ -1039,21 +1039,26 @@ mod tests {
         assert_eq!(ONE.opponent_limit(limit), limit);
     }
 
+    /// e4, d4 and Nf3 from the start, answered symmetrically, valued
+    /// `values` after the reply; the root search names `root`.
+    fn three_moves(values: [i32; 3], root: (&'static str, i32)) -> Scripted {
+        let mut c = Scripted::default();
+        for ((mv, reply), value) in [("e2e4", "e7e5"), ("d2d4", "d7d5"), ("g1f3", "g8f6")]
+            .into_iter()
+            .zip(values)
+        {
+            c.replies.insert(mv.into(), reply);
+            c.scores.insert(format!("{mv} {reply}"), value);
+        }
+        c.root = Some(root);
+        c
+    }
+
     #[tokio::test]
     async fn a_level_draws_the_move_from_the_values() {
         let g = game(START);
         let cands = moves(&g, &["e2e4", "d2d4", "g1f3"]);
-        let script = || {
-            let mut c = Scripted::default();
-            c.replies.insert("e2e4".into(), "e7e5");
-            c.replies.insert("d2d4".into(), "d7d5");
-            c.replies.insert("g1f3".into(), "g8f6");
-            c.scores.insert("e2e4 e7e5".into(), 30);
-            c.scores.insert("d2d4 d7d5".into(), 25);
-            c.scores.insert("g1f3 g8f6".into(), -400);
-            c.root = Some(("g1f3", 500));
-            c
-        };
+        let script = || three_moves([30, 25, -400], ("g1f3", 500));
         let mut rng = level::Rng::new(1);
         let mut played = Vec::new();
         for _ in 0..20 {
@@ -1087,15 +1092,8 @@ mod tests {
         let g = game(START);
         let cands = moves(&g, &["e2e4", "d2d4", "g1f3"]);
         let script = || {
-            let mut c = Scripted::default();
-            c.replies.insert("e2e4".into(), "e7e5");
-            c.replies.insert("d2d4".into(), "d7d5");
-            c.replies.insert("g1f3".into(), "g8f6");
-            c.scores.insert("e2e4 e7e5".into(), 40);
-            c.scores.insert("d2d4 d7d5".into(), 25);
-            c.scores.insert("g1f3 g8f6".into(), 20);
+            let mut c = three_moves([40, 25, 20], ("e2e4", 40));
             c.deep_scores.insert("e2e4 e7e5".into(), -300);
-            c.root = Some(("e2e4", 40));
             c
         };
         let at = |elo, calibration| Level::new(elo).over(calibration);
