@@ -121,17 +121,7 @@ pub async fn pass<C: Children>(
     }
     let (drawn, looks) = match settings.level {
         Some(draw) => {
-            draw_and_look(
-                children,
-                game,
-                &mut level.candidates,
-                draw,
-                limit,
-                settings,
-                cancel,
-                &mut level.stats,
-            )
-            .await
+            draw_and_look(children, game, &mut level, draw, limit, settings, cancel).await
         }
         None => (None, Vec::new()),
     };
@@ -150,48 +140,43 @@ pub async fn pass<C: Children>(
     Some(decision)
 }
 
-/// A level's draw among the valued `candidates` ([`Level::choose`]), the
-/// drawn move given a second look first where the level has one
+/// A level's draw among the valued candidates of `level` ([`Level::choose`]),
+/// the drawn move given a second look first where the level has one
 /// ([`Level::looks`]): its one-step line searched again at
 /// [`LOOK_NODES`] times the calls' node budget. A look that refutes it
 /// replaces the move's value with the deeper one (its calls join the
 /// move's) and the move is drawn again with the next random number of
 /// the draw's sequence, at most [`MAX_LOOKS`] looks; a move already looked
-/// at, a decided game, a limit that is not a node budget, or a pass
-/// cut short (`cancel`: the clock) play the move drawn. A look cut short
-/// refutes nothing.
-#[allow(clippy::too_many_arguments)]
+/// at, a decided game, a limit that is not a node budget, or a pass cut
+/// short (`cancel`: the clock; a stalled child) play the move drawn. A
+/// look cut short refutes nothing.
 async fn draw_and_look<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
-    candidates: &mut [Candidate],
+    level: &mut LevelFound,
     draw: Draw,
     limit: ChildLimit,
     settings: Settings,
     cancel: &CancellationToken,
-    stats: &mut Stats,
 ) -> (Option<Choice>, Vec<Look>) {
-    let mut randoms = Rng::new(draw.random);
-    let mut random = draw.random;
+    let candidates = &mut level.candidates;
+    let mut choice = draw.level.choose(candidates, draw.random);
     let mut looks: Vec<Look> = Vec::new();
-    loop {
-        let choice = draw.level.choose(candidates, random);
-        let Some(c) = choice else {
-            return (None, looks);
-        };
-        let look_limit = match limit {
-            ChildLimit::Nodes(n) => ChildLimit::Nodes(n.saturating_mul(LOOK_NODES)),
-            _ => return (choice, looks),
-        };
-        let shallow = candidates[c.index].value;
-        let Some(shallow) = shallow.filter(|_| {
+    let look_limit = match (draw.level.looks(), limit) {
+        (Some(_), ChildLimit::Nodes(n)) if !level.cancelled => {
+            ChildLimit::Nodes(n.saturating_mul(LOOK_NODES))
+        }
+        _ => return (choice, looks),
+    };
+    let mut randoms = Rng::new(draw.random);
+    while let Some(c) = choice {
+        let Some(shallow) = candidates[c.index].value.filter(|_| {
             !c.decided
-                && draw.level.looks().is_some()
                 && looks.len() < MAX_LOOKS
                 && !looks.iter().any(|l| l.index == c.index)
                 && !cancel.is_cancelled()
         }) else {
-            return (choice, looks);
+            break;
         };
         let mut deeper = evaluate(
             &**children,
@@ -203,7 +188,7 @@ async fn draw_and_look<C: Children>(
             cancel.clone(),
         )
         .await;
-        deeper.calls.iter().for_each(|r| stats.add(r));
+        deeper.calls.iter().for_each(|r| level.stats.add(r));
         let refuted = deeper.value.is_some_and(|v| draw.level.refutes(shallow, v));
         looks.push(Look {
             index: c.index,
@@ -214,13 +199,14 @@ async fn draw_and_look<C: Children>(
         let looked = &mut candidates[c.index];
         if !refuted {
             looked.calls.append(&mut deeper.calls);
-            return (choice, looks);
+            break;
         }
         deeper.calls = [std::mem::take(&mut looked.calls), deeper.calls].concat();
         deeper.shallow = Some(shallow);
         *looked = deeper;
-        random = randoms.next_u64();
+        choice = draw.level.choose(candidates, randoms.next_u64());
     }
+    (choice, looks)
 }
 
 /// What one level of a pass found.
@@ -1195,11 +1181,15 @@ mod tests {
         assert!(d.looks.is_empty());
         let c = Scripted {
             root: Some(("e2e4", 0)),
-            stall: vec!["d2d4".into()],
+            // e4 is asked after d4 (candidates go in UCI order): d4 is
+            // valued and drawn, e4's reply stalls and cuts the pass short.
+            stall: vec!["e2e4".into()],
             ..Scripted::default()
         };
         let d = run(c, &g, &cands, Settings { level, ..ONE }).await;
         assert!(d.cancelled);
+        assert_eq!(key(&[d.best]), "d2d4");
+        assert!(d.drawn.is_some());
         assert!(d.looks.is_empty(), "{:?}", d.looks);
     }
 
