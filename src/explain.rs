@@ -28,7 +28,7 @@ use crate::{
     uci::{
         meta::Meta,
         options::Options,
-        trace::{CandidateTrace, Score, Trace, draw_text},
+        trace::{CandidateTrace, Score, Trace, draw_text, look_text},
     },
 };
 
@@ -290,19 +290,10 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         let how = draw_text(l.decided, l.loss, &san(&pos, &l.best).0);
         writeln!(out, "level: {} ({how})", l.elo)?;
         for look in &l.looks {
-            writeln!(
-                out,
-                "  second look at {}: {} then {}{}",
-                san(&pos, &look.mv).0,
-                show(Some(look.value)),
-                look.deeper
-                    .map_or("unfinished".to_owned(), |v| show(Some(v))),
-                if look.refuted {
-                    ", refuted: drawn again"
-                } else {
-                    ""
-                }
-            )?;
+            let deeper = look.deeper.map(|v| show(Some(v)));
+            let mv = san(&pos, &look.mv).0;
+            let text = look_text(&mv, &show(Some(look.value)), deeper, look.refuted);
+            writeln!(out, "  {text}")?;
         }
     }
     writeln!(

@@ -181,11 +181,11 @@ const BUILTIN: [Anchor; 5] = [
 /// second look at the drawn move, which is worth about 300 Elo at 1800,
 /// and draw wider to give it back: 1400 (spread 0.08) scored −38 ± 45
 /// against Stockfish's 1400 and 1800 (0.043) −2 ± 45 against its 1800,
-/// making 0.61 and 0.67 of its gross blunders (1.0 and 1.5 without). 2200 and 2600 keep the
-/// built-in engine's spreads (geometric between its 1800 and 2800) and no
-/// look: +9 ± 40 against Stockfish's 2200 and −63 ± 36 against its 2600
-/// (200 games each; with a look 2200 won 17 and drew 3 of 20, so a look
-/// there needs a far wider draw, not found yet). Below Stockfish's floor
+/// making 0.61 and 0.67 of its gross blunders (1.0 and 1.5 without).
+/// 2200 and 2600 keep the built-in engine's spreads (geometric between
+/// its 1800 and 2800) and no look: +9 ± 40 against Stockfish's 2200 and
+/// −63 ± 36 against its 2600 (200 games each; with a look 2200 needs a
+/// spread between 0.025 and 0.05, not found yet). Below Stockfish's floor
 /// 600 and 1000 search the smallest budget a call gets and only the draw
 /// sets them apart: with the built-in engine's spreads 1000 scored only
 /// −176 ± 118 against 1400 (62 games; −400 wanted), so their spreads are
@@ -320,6 +320,13 @@ impl Level {
         Some(self.between(|a| a.look)).filter(|&t| t < NO_LOOK)
     }
 
+    /// Whether a second look that found `deeper` for a move drawn at
+    /// `shallow` refutes it: a drop of the level's threshold or more.
+    pub fn refutes(self, shallow: Value, deeper: Value) -> bool {
+        self.looks()
+            .is_some_and(|threshold| loss(shallow, deeper) >= threshold)
+    }
+
     /// What `of` says at this rating: geometric between the two anchors
     /// around it.
     fn between(self, of: impl Fn(&Anchor) -> f64) -> f64 {
@@ -405,15 +412,6 @@ pub struct Look {
     /// The deeper value dropped by the level's threshold or more: it
     /// replaced the shallow one and the move was drawn again.
     pub refuted: bool,
-}
-
-impl Level {
-    /// Whether a second look that found `deeper` for a move drawn at
-    /// `shallow` refutes it: a drop of the level's threshold or more.
-    pub fn refutes(self, shallow: Value, deeper: Value) -> bool {
-        self.looks()
-            .is_some_and(|threshold| loss(shallow, deeper) >= threshold)
-    }
 }
 
 /// Whether a position of value `v` (for us) is decided in our favour: a

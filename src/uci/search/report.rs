@@ -151,13 +151,10 @@ impl Search {
                 .looks
                 .iter()
                 .map(|l| {
-                    let deeper = l.deeper.map_or("unfinished".to_owned(), |v| v.to_string());
-                    let verdict = if l.refuted { ", refuted" } else { "" };
-                    let mv = self.uci(d.candidates[l.index].mv);
-                    format!(
-                        "; second look at {mv}: {} then {deeper}{verdict}",
-                        l.shallow
-                    )
+                    let mv = self.uci(d.candidates[l.index].mv).to_string();
+                    let deeper = l.deeper.map(|v| v.to_string());
+                    let look = trace::look_text(&mv, &l.shallow.to_string(), deeper, l.refuted);
+                    format!("; {look}")
                 })
                 .collect();
             return format!(
