@@ -791,6 +791,12 @@ impl Options {
     }
 
     pub fn settings(&self) -> Settings {
+        self.settings_in(self.pool_config().ok().as_ref())
+    }
+
+    /// [`Options::settings`] over the children of `config` (a running
+    /// pool's, so that a search does not build the configuration again).
+    pub fn settings_in(&self, config: Option<&PoolConfig>) -> Settings {
         Settings {
             lookahead: self.lookahead,
             fortify: self.fortify,
@@ -805,7 +811,7 @@ impl Options {
                 REPLY_WEIGHT
             }),
             level: None,
-            person: self.person(),
+            person: self.person_in(config),
         }
     }
 
@@ -817,7 +823,7 @@ impl Options {
     }
 
     /// [`Options::level`] over the children of `config`.
-    fn level_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
+    pub fn level_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
         self.asked_level_in(config)
             .filter(|l| !l.at_full_strength())
     }
@@ -836,20 +842,20 @@ impl Options {
     /// rating, or a rating at or above the opponent engine's full strength
     /// (the nominal opponent is then the child at full strength).
     pub fn person(&self) -> Option<Level> {
+        self.person_in(self.pool_config().ok().as_ref())
+    }
+
+    /// [`Options::person`] over the children of `config`.
+    pub fn person_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
         let opponent = self.uci_opponent.as_ref().filter(|o| o.human)?;
-        let config = self.pool_config().ok();
-        let elo = match (
-            opponent.elo,
-            self.asked_level_in(config.as_ref()),
-            self.rating_adv,
-        ) {
+        let elo = match (opponent.elo, self.asked_level_in(config), self.rating_adv) {
             (Some(elo), _, _) => elo,
             (None, Some(level), Some(adv)) => {
                 u32::try_from(i64::from(level.elo()) - i64::from(adv)).unwrap_or(0)
             }
             _ => return None,
         };
-        Some(Level::new(elo).over(calibration_in(config.as_ref(), Role::Opponent)))
+        Some(Level::new(elo).over(calibration_in(config, Role::Opponent)))
             .filter(|l| !l.at_full_strength())
     }
 

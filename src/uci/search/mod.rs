@@ -266,9 +266,11 @@ impl Search {
         if self.candidates.is_empty() {
             return None;
         }
-        let settings = self.req.options.settings();
+        let config = Some(self.req.pool.config());
+        let settings = self.req.options.settings_in(config);
         let breadth = (self.candidates.len(), self.branching());
-        let result = match plan(&self.req.go, &self.req.options, self.clock.time, breadth) {
+        let (go, options) = (&self.req.go, &self.req.options);
+        let result = match plan(go, options, config, self.clock.time, breadth) {
             Plan::Level(level) => self.at_level(level, settings).await,
             Plan::Fixed(work) => {
                 // Pondering, the clock is not ours until `ponderhit`.

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use mpcmc_protocol::Go;
 
 use crate::{
+    children::pool::PoolConfig,
     mpc::{
         ChildLimit,
         budget::{node_rounds, virtual_pass, virtual_rounds},
@@ -65,16 +66,18 @@ impl Work {
 
 /// How `go` is budgeted; `time` is the move's on a clock or a move time
 /// ([`MoveClock::time`](crate::uci::time::MoveClock::time)). `moves` root moves are weighed, `branching` the
-/// legal ones ([`node_rounds`]).
+/// legal ones ([`node_rounds`]). `config` is the running pool's: the
+/// level and the settings are over its children.
 pub(super) fn plan(
     go: &Go,
     options: &Options,
+    config: Option<&PoolConfig>,
     time: Option<MoveTime>,
     (moves, branching): (usize, usize),
 ) -> Plan {
     let pass = |limit| Plan::Fixed(Work::pass(limit));
     // At a level every `go` but analysis (`go infinite`, full strength).
-    if let Some(level) = options.level().filter(|_| !go.infinite) {
+    if let Some(level) = options.level_in(config).filter(|_| !go.infinite) {
         return Plan::Level(level);
     }
     if options.child_nodes > 0 {
@@ -96,7 +99,7 @@ pub(super) fn plan(
         // virtual workers, each worker's: with a worker for every root move
         // one even pass (the paper's setting); with fewer, rounds (an even
         // pass then gives each call a sliver, and lost: see VirtualWorkers).
-        let settings = options.settings();
+        let settings = options.settings_in(config);
         let plan = match options.virtual_workers {
             w if w > moves => {
                 let (calls, root) = virtual_pass(nodes, settings, moves, branching);
@@ -140,7 +143,13 @@ mod tests {
         }
         let overhead = Duration::from_millis(10);
         let clock = MoveClock::new(&go, Color::White, overhead);
-        match plan(&go, &options, clock.time, (20, 20)) {
+        match plan(
+            &go,
+            &options,
+            options.pool_config().ok().as_ref(),
+            clock.time,
+            (20, 20),
+        ) {
             Plan::Fixed(Work::Pass { calls, root: None }) => format!("pass {calls}"),
             Plan::Fixed(Work::Pass {
                 calls,
