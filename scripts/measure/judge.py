@@ -3,10 +3,14 @@
 Every move is screened at SCREEN nodes; a move that loses >= 200 cp there from a
 position within +-400 is judged again at CONFIRM nodes (default 1M), where a gross
 blunder is a loss of >= 300 cp from a position within +-300 (not already decided).
-usage: judge.py games.pgn [SCREEN] [CONFIRM]"""
+With GROSS_OUT, every gross blunder is also written there, a line each:
+player, the FEN before the move, the move (UCI), and the values before and after
+(centipawns at CONFIRM nodes, the mover's view), tab-separated.
+usage: judge.py games.pgn [SCREEN] [CONFIRM] [GROSS_OUT]"""
 import sys, math, collections, chess, chess.pgn, chess.engine
 path = sys.argv[1]; screen = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
 confirm = int(sys.argv[3]) if len(sys.argv) > 3 else 1000000
+gross_out = open(sys.argv[4], "w") if len(sys.argv) > 4 else None
 eng = chess.engine.SimpleEngine.popen_uci("/usr/games/stockfish")
 eng.configure({"Threads": 1, "Hash": 64})
 def cp(score, side): return score.pov(side).score(mate_score=10000)
@@ -41,6 +45,8 @@ while True:
             a1 = cp(eng.analyse(board, chess.engine.Limit(nodes=confirm))["score"], side)
             if abs(b1) < 300 and b1 - a1 >= 300:
                 s["gross"] += 1
+                if gross_out:
+                    print(names[side], before_board.fen(), mv.uci(), b1, a1, sep="\t", file=gross_out, flush=True)
 for n, s in sorted(S.items()):
     m = max(1, s["moves"])
     print(f"{n}: moves {s['moves']} acpl {s['loss']/m:.1f} | per 100 moves: inaccuracies {100*s['inaccuracy']/m:.2f} mistakes {100*s['mistake']/m:.2f} blunders {100*s['blunder']/m:.2f} gross {100*s['gross']/m:.2f} ({s['gross']} gross of {s['screened']} screened)")
