@@ -472,25 +472,22 @@ fn a_worker_for_every_root_move_is_one_even_pass_on_a_clock() {
     assert!((300..=396).contains(&ms), "{budget}");
     let values = pass["values"].as_array().expect("values");
     assert_eq!(values.len(), moves, "{t}");
-    // Every call fits the move time, unless the machine starves the
-    // workers: the lookahead's threads run at nice 10, and beside a load
-    // of five on two cores calls of 395 ms took 900 ms, so that the last
-    // never started. Then a call that finished shows it, took far over its
-    // budget; the move was still in time (above) and the unfinished ones
-    // were cut. On an idle machine no call may overrun so: that would be
-    // a child not keeping its move time.
+    // Every move is valued by the time the move is due, unless the
+    // machine starves the workers: the lookahead's threads run at nice 10,
+    // and beside a load of five on two cores the last calls never started.
+    // Then the move is still in time (above), the pass says it is
+    // incomplete and the unfinished calls were cut. A candidate's
+    // `time_ms` is its two calls', about twice `ms` on any machine, so it
+    // cannot tell starvation from a child overrunning its move time; the
+    // load can: on a quiet machine every move must be valued.
     let candidates = t["candidates"].as_array().expect("candidates");
-    let starved = candidates
-        .iter()
-        .filter_map(|c| c["time_ms"].as_u64())
-        .any(|took| took > ms * 3 / 2);
-    if starved {
+    let unfinished = values.iter().filter(|v| v["value"].is_null()).count();
+    assert_eq!(pass["complete"], unfinished == 0, "{t}");
+    if unfinished > 0 {
         assert!(
             common::machine_busy(),
-            "a call took over 1.5 times its {ms} ms on an idle machine: {t}"
+            "{unfinished} of {moves} moves unvalued on a quiet machine: {t}"
         );
-        let unfinished = values.iter().filter(|v| v["value"].is_null()).count();
-        assert_eq!(pass["complete"], unfinished == 0, "{t}");
         assert!(
             candidates
                 .iter()
@@ -498,9 +495,6 @@ fn a_worker_for_every_root_move_is_one_even_pass_on_a_clock() {
                 .all(|c| c["failure"] == "cancelled before it finished"),
             "{t}"
         );
-    } else {
-        assert_eq!(pass["complete"], true, "{t}");
-        assert!(values.iter().all(|v| !v["value"].is_null()), "{t}");
     }
     assert!(
         lines.iter().any(|l| l.starts_with("info depth")),
