@@ -177,15 +177,16 @@ const BUILTIN: [Anchor; 5] = [
 /// The levels' calibration over Stockfish (Debian's 15.1; later versions
 /// search more per node and play stronger at the same budgets):
 /// Stockfish's nodes, measured against its own `UCI_Elo` at fixed nodes
-/// (`uci-options.md`, *Calibration*, has every run). 1400 and 1800 take a
-/// second look at the drawn move, which is worth about 300 Elo at 1800,
-/// and draw wider to give it back: 1400 (spread 0.08) scored −38 ± 45
-/// against Stockfish's 1400 and 1800 (0.043) −2 ± 45 against its 1800,
-/// making 0.61 and 0.67 of its gross blunders (1.0 and 1.5 without).
-/// 2200 and 2600 keep the built-in engine's spreads (geometric between
-/// its 1800 and 2800) and no look: +9 ± 40 against Stockfish's 2200 and
-/// −63 ± 36 against its 2600 (200 games each; with a look 2200 needs a
-/// spread between 0.025 and 0.05, not found yet). Below Stockfish's floor
+/// (`uci-options.md`, *Calibration*, has every run). 1400, 1800 and 2200
+/// take a second look at the drawn move, which is worth about 300 Elo at
+/// 1800 and more at 2200, and draw wider to give it back: 1400 (spread
+/// 0.08) scored −38 ± 45 against Stockfish's 1400, 1800 (0.043) −2 ± 45
+/// against its 1800, making 0.61 and 0.67 of its gross blunders (1.0 and
+/// 1.5 without), and 2200 (0.024, three times its spread without a look)
+/// −7 ± 38 against its 2200, one gross blunder in 200 games to its nine.
+/// 2600 keeps the built-in engine's spread
+/// (geometric between its 1800 and 2800) and no look: −63 ± 36 against
+/// Stockfish's 2600 (200 games each). Below Stockfish's floor
 /// 600 and 1000 search the smallest budget a call gets and only the draw
 /// sets them apart: with the built-in engine's spreads 1000 scored only
 /// −176 ± 118 against 1400 (62 games; −400 wanted), so their spreads are
@@ -219,8 +220,8 @@ const STOCKFISH: [Anchor; 7] = [
     Anchor {
         elo: 2200,
         nodes: 2100,
-        spread: 0.0082,
-        look: NO_LOOK,
+        spread: 0.024,
+        look: 0.2,
     },
     Anchor {
         elo: 2600,
