@@ -292,7 +292,8 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         for look in &l.looks {
             let deeper = look.deeper.map(|v| show(Some(v)));
             let mv = san(&pos, &look.mv).0;
-            let text = look_text(&mv, &show(Some(look.value)), deeper, look.refuted);
+            let value = show(Some(look.value));
+            let text = look_text(&mv, &value, deeper.as_deref(), look.refuted);
             writeln!(out, "  {text}")?;
         }
     }

@@ -184,14 +184,14 @@ const BUILTIN: [Anchor; 5] = [
 /// against its 1800, making 0.61 and 0.67 of its gross blunders (1.0 and
 /// 1.5 without), and 2200 (0.024, three times its spread without a look)
 /// −7 ± 38 against its 2200, one gross blunder in 200 games to its nine.
-/// 2600 keeps the built-in engine's spread
-/// (geometric between its 1800 and 2800) and no look: −63 ± 36 against
-/// Stockfish's 2600 (200 games each). Below Stockfish's floor
-/// 600 and 1000 search the smallest budget a call gets and only the draw
-/// sets them apart: with the built-in engine's spreads 1000 scored only
-/// −176 ± 118 against 1400 (62 games; −400 wanted), so their spreads are
-/// wider, set by self-play against the level above (before 1400 took its
-/// look; it plays about as strong with it). 2800 is not measured.
+/// 2600 keeps the built-in engine's spread (geometric between its 1800
+/// and 2800) and no look: −63 ± 36 against Stockfish's 2600 (200 games
+/// each). Below Stockfish's floor 600 and 1000 search the smallest budget
+/// a call gets and only the draw sets them apart: with the built-in
+/// engine's spreads 1000 scored only −176 ± 118 against 1400 (62 games;
+/// −400 wanted), so their spreads are wider, set by self-play against the
+/// level above (1000 against 1400 with its look: −436 ± 143, 100 games).
+/// 2800 is not measured.
 const STOCKFISH: [Anchor; 7] = [
     Anchor {
         elo: MIN_ELO,

@@ -815,14 +815,17 @@ impl Options {
         }
     }
 
-    /// The level to play at (`UCI_LimitStrength`), if any, over the
-    /// evaluator's engine. `None` also from that engine's full strength up
-    /// ([`Level::at_full_strength`]): the engine then plays unlimited.
+    /// [`Options::level_in`] over the children these options ask for (a
+    /// search asks over its running pool's).
+    #[cfg(test)]
     pub fn level(&self) -> Option<Level> {
         self.level_in(self.pool_config().ok().as_ref())
     }
 
-    /// [`Options::level`] over the children of `config`.
+    /// The level to play at (`UCI_LimitStrength`), if any, over the
+    /// evaluator's engine in `config`. `None` also from that engine's full
+    /// strength up ([`Level::at_full_strength`]): the engine then plays
+    /// unlimited.
     pub fn level_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
         self.asked_level_in(config)
             .filter(|l| !l.at_full_strength())
@@ -836,16 +839,18 @@ impl Options {
             .then(|| Level::new(self.elo).over(calibration_in(config, Role::Evaluator)))
     }
 
-    /// The person the nominal opponent models, at their rating: a human
-    /// `UCI_Opponent` with a rating, or without one the level asked of us
-    /// less `UCI_RatingAdv` when both are known. `None`: a computer, no
-    /// rating, or a rating at or above the opponent engine's full strength
-    /// (the nominal opponent is then the child at full strength).
+    /// [`Options::person_in`] over the children these options ask for.
+    #[cfg(test)]
     pub fn person(&self) -> Option<Level> {
         self.person_in(self.pool_config().ok().as_ref())
     }
 
-    /// [`Options::person`] over the children of `config`.
+    /// The person the nominal opponent models, at their rating: a human
+    /// `UCI_Opponent` with a rating, or without one the level asked of us
+    /// less `UCI_RatingAdv` when both are known, over the engines in
+    /// `config`. `None`: a computer, no rating, or a rating at or above the
+    /// opponent engine's full strength (the nominal opponent is then the
+    /// child at full strength).
     pub fn person_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
         let opponent = self.uci_opponent.as_ref().filter(|o| o.human)?;
         let elo = match (opponent.elo, self.asked_level_in(config), self.rating_adv) {

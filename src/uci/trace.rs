@@ -230,8 +230,8 @@ pub fn draw_text(decided: bool, loss: f64, best: &str) -> String {
 /// A level's second look at `mv`, for a person: the move's `value` from
 /// the pass, its `deeper` one (`None`: the look did not finish), and
 /// whether that refuted the move.
-pub fn look_text(mv: &str, value: &str, deeper: Option<String>, refuted: bool) -> String {
-    let deeper = deeper.unwrap_or_else(|| "unfinished".to_owned());
+pub fn look_text(mv: &str, value: &str, deeper: Option<&str>, refuted: bool) -> String {
+    let deeper = deeper.unwrap_or("unfinished");
     let verdict = if refuted {
         ", refuted: drawn again"
     } else {

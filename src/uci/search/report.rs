@@ -153,7 +153,8 @@ impl Search {
                 .map(|l| {
                     let mv = self.uci(d.candidates[l.index].mv).to_string();
                     let deeper = l.deeper.map(|v| v.to_string());
-                    let look = trace::look_text(&mv, &l.shallow.to_string(), deeper, l.refuted);
+                    let shallow = l.shallow.to_string();
+                    let look = trace::look_text(&mv, &shallow, deeper.as_deref(), l.refuted);
                     format!("; {look}")
                 })
                 .collect();
