@@ -293,7 +293,12 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
             let deeper = look.deeper.map(|v| show(Some(v)));
             let mv = san(&pos, &look.mv).0;
             let value = show(Some(look.value));
-            let text = look_text(&mv, &value, deeper.as_deref(), look.refuted);
+            let against = look
+                .against
+                .as_ref()
+                .map(|b| (san(&pos, &b.mv).0, show(Some(b.value))));
+            let against = against.as_ref().map(|(b, v)| (b.as_str(), v.as_str()));
+            let text = look_text(&mv, &value, deeper.as_deref(), against, look.refuted);
             writeln!(out, "  {text}")?;
         }
     }

@@ -203,6 +203,63 @@ fn a_level_over_stockfish_looks_again_at_the_drawn_move() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Over Stockfish at 1400 a second look at a drawn move that is not the
+/// best also searches the best as deep and measures the drawn move against
+/// it: the trace names the best and its deeper value (`against`), the
+/// `info string` says so, and the decision's nodes count both lines.
+#[test]
+fn a_level_over_stockfish_at_1400_measures_the_drawn_move_against_the_best() {
+    let dir = scratch("against");
+    let path = dir.join("1400.jsonl");
+    let trace = format!("--trace-file={}", path.display());
+    let evaluator = format!("--evaluator={}", common::stockfish());
+    let level = Level::new(1400).over(Calibration::Stockfish);
+    assert_eq!(level.look_lines(), 2);
+    let mut infos = Vec::new();
+    for seed in 1..=4 {
+        let seed = format!("--seed={seed}");
+        let args = ["--uci-limit-strength=true", "--uci-elo=1400", &seed];
+        let mut e = Mpcmc::start(&[&args[..], &[&evaluator, &trace]].concat());
+        e.handshake();
+        for fen in POSITIONS {
+            e.send(&format!("position fen {fen}"));
+            e.send("go depth 5");
+            let (mv, lines) = e.bestmove(60 * SECOND);
+            assert_legal(&position(Some(fen), &[]), &mv);
+            infos.extend(
+                lines
+                    .into_iter()
+                    .filter(|l| l.starts_with("info string rule level")),
+            );
+        }
+        assert!(e.quit().success());
+    }
+    let traces = traces(&path);
+    assert_eq!(traces.len(), 4 * POSITIONS.len());
+    let mut compared = 0;
+    for t in &traces {
+        let looks = t["level"]["looks"].as_array().expect("looks");
+        assert_eq!(looks.last().map(|l| &l["move"]), Some(&t["chosen"]), "{t}");
+        for l in looks.iter().filter(|l| l["against"].is_object()) {
+            compared += 1;
+            assert_ne!(l["against"]["move"], l["move"], "{t}");
+            assert!(l["against"]["value"].is_object(), "{t}");
+            // The pass, the drawn move's line and the best's, each two
+            // calls at 16 times the nodes.
+            let looks = 2 * 16 * level.call_nodes();
+            assert!(t["nodes"].as_u64() > Some(2 * looks), "{t}");
+        }
+    }
+    assert!(compared > 0, "no look compared with the best: {traces:?}");
+    assert!(
+        infos
+            .iter()
+            .any(|l| l.contains("'s ") && l.contains(" against ")),
+        "{infos:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The moves of a game mpcmc plays with itself from the start position at
 /// `elo`, `plies` long, in a new process with `flags`: twice in a row,
 /// `ucinewgame` between.

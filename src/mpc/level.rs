@@ -85,6 +85,10 @@ pub struct Anchor {
     /// The drop in win probability at which a second look refutes the
     /// drawn move ([`Level::looks`]); [`NO_LOOK`]: none.
     pub look: f64,
+    /// The loss in win probability against the best move, both searched
+    /// as deep, at which a second look refutes the drawn move
+    /// ([`Level::compares`]); [`NO_LOOK`]: not compared.
+    pub compare: f64,
 }
 
 /// Whose nodes a level's budgets count. The levels are calibrated over
@@ -147,30 +151,35 @@ const BUILTIN: [Anchor; 5] = [
         nodes: 400,
         spread: 0.12,
         look: NO_LOOK,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: 1000,
         nodes: 1030,
         spread: 0.080,
         look: NO_LOOK,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: 1400,
         nodes: 2150,
         spread: 0.058,
         look: NO_LOOK,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: 1800,
         nodes: 3422,
         spread: 0.01496,
         look: NO_LOOK,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: MAX_ELO,
         nodes: 224_000,
         spread: 0.0033,
         look: NO_LOOK,
+        compare: NO_LOOK,
     },
 ];
 
@@ -198,42 +207,49 @@ const STOCKFISH: [Anchor; 7] = [
         nodes: MIN_CALL_NODES,
         spread: 0.17,
         look: NO_LOOK,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: 1000,
         nodes: MIN_CALL_NODES,
         spread: 0.11,
         look: NO_LOOK,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: 1400,
         nodes: 150,
         spread: 0.08,
         look: 0.2,
+        compare: 0.15,
     },
     Anchor {
         elo: 1800,
         nodes: 360,
         spread: 0.043,
         look: 0.2,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: 2200,
         nodes: 2100,
         spread: 0.024,
         look: 0.2,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: 2600,
         nodes: 6000,
         spread: 0.0045,
         look: NO_LOOK,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: MAX_ELO,
         nodes: 12_000,
         spread: 0.0033,
         look: NO_LOOK,
+        compare: NO_LOOK,
     },
 ];
 
@@ -328,6 +344,33 @@ impl Level {
             .is_some_and(|threshold| loss(shallow, deeper) >= threshold)
     }
 
+    /// The loss (in win probability) against the best valued move, both
+    /// searched again at the look's depth, at which a second look refutes
+    /// the drawn move, between its calibration's anchors; `None`: the look
+    /// does not compare (then it searches the drawn move alone). A drawn
+    /// move whose own value holds but was already low is refuted so: at
+    /// 1400 over Stockfish most gross blunders were drawn at a loss the
+    /// pass had seen as small, and were not refuted by their own drop.
+    pub fn compares(self) -> Option<f64> {
+        Some(self.between(|a| a.compare))
+            .filter(|&t| t < NO_LOOK)
+            .filter(|_| self.looks().is_some())
+    }
+
+    /// One-step lines a second look searches: none without a look, the
+    /// drawn move's, and the best move's too where the level compares.
+    pub fn look_lines(self) -> u64 {
+        u64::from(self.looks().is_some()) + u64::from(self.compares().is_some())
+    }
+
+    /// Whether a drawn move that a second look found at `deeper` gives up
+    /// the level's comparison threshold or more against the best move,
+    /// found at `best` by a look as deep.
+    pub fn falls_short(self, best: Value, deeper: Value) -> bool {
+        self.compares()
+            .is_some_and(|threshold| loss(best, deeper) >= threshold)
+    }
+
     /// What `of` says at this rating: geometric between the two anchors
     /// around it.
     fn between(self, of: impl Fn(&Anchor) -> f64) -> f64 {
@@ -410,6 +453,11 @@ pub struct Look {
     /// Its value at [`LOOK_NODES`] times the nodes; `None` when the look
     /// did not finish (the clock, a failed child): the move is played.
     pub deeper: Option<Value>,
+    /// The best valued move at the draw and its value searched as deep,
+    /// which the drawn move was measured against ([`Level::compares`]);
+    /// `None`: not compared (the level does not, the drawn move was the
+    /// best, or a look did not finish).
+    pub against: Option<(usize, Value)>,
     /// The deeper value dropped by the level's threshold or more: it
     /// replaced the shallow one and the move was drawn again.
     pub refuted: bool,
@@ -572,6 +620,10 @@ mod tests {
             for a in calibration.anchors() {
                 let level = Level::new(a.elo).over(calibration);
                 assert_eq!(level.looks(), Some(a.look).filter(|&t| t < NO_LOOK));
+                let compare = Some(a.compare).filter(|&t| t < NO_LOOK && a.look < NO_LOOK);
+                assert_eq!(level.compares(), compare);
+                let lines = u64::from(a.look < NO_LOOK) + u64::from(compare.is_some());
+                assert_eq!(level.look_lines(), lines);
             }
         }
         // Between an anchor without a look and one with, the look phases
@@ -595,6 +647,14 @@ mod tests {
         assert!(!sf(1800).refutes(Value::cp(-300), Value::cp(30)));
         assert!(!sf(pair[0].elo).refutes(Value::cp(30), Value::MATED));
         assert!(!Level::new(1800).refutes(Value::cp(30), Value::MATED));
+        // At 1400 the look compares with the best as deep: a move that
+        // falls 190 cp short of it from level is refuted, 20 cp is not;
+        // from 1800 up nothing is compared.
+        assert!(sf(1400).falls_short(Value::cp(40), Value::cp(-150)));
+        assert!(!sf(1400).falls_short(Value::cp(40), Value::cp(20)));
+        assert!(!sf(1400).falls_short(Value::cp(-150), Value::cp(40)));
+        assert!(!sf(1800).falls_short(Value::cp(40), Value::MATED));
+        assert!(!Level::new(1400).falls_short(Value::cp(40), Value::MATED));
     }
 
     #[test]

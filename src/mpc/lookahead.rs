@@ -143,13 +143,16 @@ pub async fn pass<C: Children>(
 /// A level's draw among the valued candidates of `level` ([`Level::choose`]),
 /// the drawn move given a second look first where the level has one
 /// ([`Level::looks`]): its one-step line searched again at
-/// [`LOOK_NODES`] times the calls' node budget. A look that refutes it
-/// replaces the move's value with the deeper one (its calls join the
-/// move's) and the move is drawn again with the next random number of
-/// the draw's sequence, at most [`MAX_LOOKS`] looks; a move already looked
-/// at, a decided game, a limit that is not a node budget, or a pass cut
-/// short (`cancel`: the clock; a stalled child) play the move drawn. A
-/// look cut short refutes nothing.
+/// [`LOOK_NODES`] times the calls' node budget, and where the level
+/// compares ([`Level::compares`]) the best valued move's too, once (its
+/// deeper value then stands for it). A look that refutes the move (its
+/// value drops by the level's threshold, or falls short of the best's as
+/// deep by the comparison's) replaces its value with the deeper one (its
+/// calls join the move's) and the move is drawn again with the next
+/// random number of the draw's sequence, at most [`MAX_LOOKS`] looks; a
+/// move already looked at, a decided game, a limit that is not a node
+/// budget, or a pass cut short (`cancel`: the clock; a stalled child)
+/// play the move drawn. A look cut short refutes nothing.
 async fn draw_and_look<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
@@ -159,8 +162,7 @@ async fn draw_and_look<C: Children>(
     settings: Settings,
     cancel: &CancellationToken,
 ) -> (Option<Choice>, Vec<Look>) {
-    let candidates = &mut level.candidates;
-    let mut choice = draw.level.choose(candidates, draw.random);
+    let mut choice = draw.level.choose(&level.candidates, draw.random);
     let mut looks: Vec<Look> = Vec::new();
     let look_limit = match (draw.level.looks(), limit) {
         (Some(_), ChildLimit::Nodes(n)) if !level.cancelled => {
@@ -168,9 +170,11 @@ async fn draw_and_look<C: Children>(
         }
         _ => return (choice, looks),
     };
+    // Candidates whose value is already the look's (the best, compared).
+    let mut deepened: Vec<usize> = Vec::new();
     let mut randoms = Rng::new(draw.random);
     while let Some(c) = choice {
-        let Some(shallow) = candidates[c.index].value.filter(|_| {
+        let Some(shallow) = level.candidates[c.index].value.filter(|_| {
             !c.decided
                 && looks.len() < MAX_LOOKS
                 && !looks.iter().any(|l| l.index == c.index)
@@ -178,35 +182,69 @@ async fn draw_and_look<C: Children>(
         }) else {
             break;
         };
-        let mut deeper = evaluate(
-            &**children,
-            game.clone(),
-            &[],
-            candidates[c.index].mv,
-            settings,
-            look_limit,
-            cancel.clone(),
-        )
-        .await;
-        deeper.calls.iter().for_each(|r| level.stats.add(r));
-        let refuted = deeper.value.is_some_and(|v| draw.level.refutes(shallow, v));
+        let look = |mv| {
+            evaluate(
+                &**children,
+                game.clone(),
+                &[],
+                mv,
+                settings,
+                look_limit,
+                cancel.clone(),
+            )
+        };
+        let deeper = look(level.candidates[c.index].mv).await;
+        let against = if draw.level.compares().is_some() && c.index != c.best {
+            if !deepened.contains(&c.best) {
+                let best = look(level.candidates[c.best].mv).await;
+                if best.value.is_some() {
+                    deepened.push(c.best);
+                }
+                deepen(level, c.best, best);
+            }
+            deepened
+                .contains(&c.best)
+                .then(|| level.candidates[c.best].value.map(|v| (c.best, v)))
+                .flatten()
+        } else {
+            None
+        };
+        let refuted = deeper.value.is_some_and(|v| {
+            draw.level.refutes(shallow, v)
+                || against.is_some_and(|(_, best)| draw.level.falls_short(best, v))
+        });
         looks.push(Look {
             index: c.index,
             shallow,
             deeper: deeper.value,
+            against: against.filter(|_| deeper.value.is_some()),
             refuted,
         });
-        let looked = &mut candidates[c.index];
-        if !refuted {
-            looked.calls.append(&mut deeper.calls);
+        if refuted {
+            deepen(level, c.index, deeper);
+        } else {
+            deeper.calls.iter().for_each(|r| level.stats.add(r));
+            level.candidates[c.index].calls.extend(deeper.calls);
             break;
         }
-        deeper.calls = [std::mem::take(&mut looked.calls), deeper.calls].concat();
-        deeper.shallow = Some(shallow);
-        *looked = deeper;
-        choice = draw.level.choose(candidates, randoms.next_u64());
+        choice = draw.level.choose(&level.candidates, randoms.next_u64());
     }
     (choice, looks)
+}
+
+/// A second look's `deeper` line for candidate `index` joins its calls;
+/// when it found a value, that value replaces the pass's (kept as the
+/// candidate's `shallow`).
+fn deepen(level: &mut LevelFound, index: usize, mut deeper: Candidate) {
+    deeper.calls.iter().for_each(|r| level.stats.add(r));
+    let looked = &mut level.candidates[index];
+    if deeper.value.is_none() {
+        looked.calls.append(&mut deeper.calls);
+        return;
+    }
+    deeper.calls = [std::mem::take(&mut looked.calls), deeper.calls].concat();
+    deeper.shallow = looked.value;
+    *looked = deeper;
 }
 
 /// What one level of a pass found.
@@ -1158,6 +1196,100 @@ mod tests {
             plain_played.push(key(&[d.best]));
         }
         assert!(plain_played.iter().any(|m| m == "e2e4"), "{plain_played:?}");
+    }
+
+    /// Over Stockfish at 1400 a second look also searches the best move as
+    /// deep and measures the drawn move against it: d4, a slip at the
+    /// pass's nodes that drops by less than the look's own threshold but
+    /// falls well short of e4 as deep, is refuted whenever drawn; the best
+    /// is searched deeper once a decision. At 1800 (no comparison) d4's
+    /// own drop refutes nothing and it is played at times.
+    #[tokio::test]
+    async fn a_second_look_measures_the_drawn_move_against_the_best_as_deep() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4", "g1f3"]);
+        let script = || {
+            let mut c = three_moves([40, 25, 20], ("e2e4", 40));
+            c.deep_scores.insert("d2d4 d7d5".into(), -150);
+            c
+        };
+        let at = |elo| Level::new(elo).over(level::Calibration::Stockfish);
+        let comparing = at(1400);
+        assert!(comparing.compares().is_some() && comparing.look_lines() == 2);
+        assert!(
+            !comparing.refutes(Value::cp(25), Value::cp(-150)),
+            "d4's own drop is below the look's threshold"
+        );
+        let mut rng = level::Rng::new(11);
+        let (mut played, mut refuted) = (Vec::new(), 0);
+        for _ in 0..40 {
+            let level = Some(Draw {
+                level: comparing,
+                random: rng.next_u64(),
+            });
+            let children = Arc::new(script());
+            let d = decide(
+                &children,
+                &g,
+                &cands,
+                ChildLimit::Nodes(100),
+                Settings { level, ..ONE },
+                &CancellationToken::new(),
+                &mut |_, _| {},
+            )
+            .await
+            .expect("candidates");
+            let last = d.looks.last().expect("the drawn move looked at");
+            assert!(!last.refuted, "{:?}", d.looks);
+            assert_eq!(d.candidates[last.index].mv, d.best, "the move played");
+            let e4 = d.candidates.iter().position(|c| key(&[c.mv]) == "e2e4");
+            for l in &d.looks {
+                let compared = l.index != e4.expect("e4 a candidate");
+                assert_eq!(
+                    l.against,
+                    e4.filter(|_| compared).map(|i| (i, Value::cp(40))),
+                    "{:?}",
+                    d.looks
+                );
+                let d4 = key(&[d.candidates[l.index].mv]) == "d2d4";
+                assert_eq!(l.refuted, d4, "{:?}", d.looks);
+                refuted += usize::from(d4);
+            }
+            // The best searched as deep once, when a move but the best was
+            // drawn: its value is then the deeper one (the same here).
+            let e4 = candidate(&d, "e2e4");
+            let best_looked = d.looks.iter().any(|l| l.against.is_some());
+            assert_eq!(e4.shallow.is_some(), best_looked, "{:?}", d.looks);
+            let lines = d.looks.len() + usize::from(best_looked);
+            assert_eq!(d.stats.calls, 7 + 2 * lines as u64);
+            let limits = children
+                .limits
+                .lock()
+                .map(|l| l.clone())
+                .unwrap_or_default();
+            let deep = ChildLimit::Nodes(100 * level::LOOK_NODES);
+            assert_eq!(limits.iter().filter(|(_, l)| *l == deep).count(), 2 * lines);
+            played.push(key(&[d.best]));
+        }
+        assert!(refuted > 0, "d4 drawn and refuted at times: {played:?}");
+        assert!(played.iter().all(|m| m != "d2d4"), "{played:?}");
+        assert!(played.iter().any(|m| m == "g1f3"), "{played:?}");
+        // At 1800 the look does not compare: d4's drop alone refutes
+        // nothing, and only the drawn move is searched again.
+        let own = at(1800);
+        assert!(own.compares().is_none() && own.look_lines() == 1);
+        let mut own_played = Vec::new();
+        for _ in 0..40 {
+            let level = Some(Draw {
+                level: own,
+                random: rng.next_u64(),
+            });
+            let d = run(script(), &g, &cands, Settings { level, ..ONE }).await;
+            assert!(d.looks.iter().all(|l| l.against.is_none() && !l.refuted));
+            assert_eq!(d.stats.calls, 9);
+            own_played.push(key(&[d.best]));
+        }
+        assert!(own_played.iter().any(|m| m == "d2d4"), "{own_played:?}");
     }
 
     /// A decided game plays its best move without a look, and a pass cut

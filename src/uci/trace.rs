@@ -133,6 +133,10 @@ pub struct LookTrace {
     pub value: Score,
     /// Its value searched again deeper; `null`: the look did not finish.
     pub deeper: Option<Score>,
+    /// The best valued move, searched as deep, which `deeper` was
+    /// measured against (`null`: not compared).
+    #[serde(default)]
+    pub against: Option<Choice>,
     pub refuted: bool,
 }
 
@@ -228,16 +232,26 @@ pub fn draw_text(decided: bool, loss: f64, best: &str) -> String {
 }
 
 /// A level's second look at `mv`, for a person: the move's `value` from
-/// the pass, its `deeper` one (`None`: the look did not finish), and
-/// whether that refuted the move.
-pub fn look_text(mv: &str, value: &str, deeper: Option<&str>, refuted: bool) -> String {
+/// the pass, its `deeper` one (`None`: the look did not finish), the best
+/// move and its value as deep that it was measured against, if it was,
+/// and whether that refuted the move.
+pub fn look_text(
+    mv: &str,
+    value: &str,
+    deeper: Option<&str>,
+    against: Option<(&str, &str)>,
+    refuted: bool,
+) -> String {
     let deeper = deeper.unwrap_or("unfinished");
+    let against = against.map_or(String::new(), |(best, value)| {
+        format!(" against {best}'s {value}")
+    });
     let verdict = if refuted {
         ", refuted: drawn again"
     } else {
         ""
     };
-    format!("second look at {mv}: {value} then {deeper}{verdict}")
+    format!("second look at {mv}: {value} then {deeper}{against}{verdict}")
 }
 
 /// Writes moves as a GUI reads them.
@@ -402,6 +416,10 @@ impl Trace {
                         mv: n.one(d.candidates[l.index].mv),
                         value: l.shallow.into(),
                         deeper: l.deeper.map(Score::from),
+                        against: l.against.map(|(best, value)| Choice {
+                            mv: n.one(d.candidates[best].mv),
+                            value: value.into(),
+                        }),
                         refuted: l.refuted,
                     })
                     .collect(),

@@ -35,7 +35,7 @@ impl Search {
             },
             self.candidates.len(),
             // A decided game plays its best move without a look.
-            level.looks().is_some() && !decided,
+            if decided { 0 } else { level.look_lines() },
             go.nodes,
             budget.as_ref(),
         );

@@ -154,7 +154,12 @@ impl Search {
                     let mv = self.uci(d.candidates[l.index].mv).to_string();
                     let deeper = l.deeper.map(|v| v.to_string());
                     let shallow = l.shallow.to_string();
-                    let look = trace::look_text(&mv, &shallow, deeper.as_deref(), l.refuted);
+                    let against = l.against.map(|(best, v)| {
+                        (self.uci(d.candidates[best].mv).to_string(), v.to_string())
+                    });
+                    let against = against.as_ref().map(|(b, v)| (b.as_str(), v.as_str()));
+                    let look =
+                        trace::look_text(&mv, &shallow, deeper.as_deref(), against, l.refuted);
                     format!("; {look}")
                 })
                 .collect();
