@@ -249,7 +249,14 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
             c.budget.as_deref().unwrap_or("-"),
             c.line.join(" "),
             c.one_step_value.map_or(String::new(), |v| format!(
-                "  (a deeper level: one-step {})",
+                "  ({} {})",
+                // A level's pass is one-step: its values are replaced
+                // only by a second look.
+                if t.level.is_some() {
+                    "a second look's; the pass's"
+                } else {
+                    "a deeper level: one-step"
+                },
                 show(Some(v))
             )),
             c.failure

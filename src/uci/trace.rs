@@ -163,7 +163,8 @@ pub struct CandidateTrace {
     /// `ReplyWeight` above 0, mixed with the nominal opponent's scores.
     pub value: Option<Score>,
     /// Its one-step value, when a deeper level expanded it and `value` is
-    /// that level's, backed up.
+    /// that level's, backed up; at a level, the pass's value when a second
+    /// look replaced it (`value` is then the look's).
     pub one_step_value: Option<Score>,
     /// 1 for the best value; `null` without a value.
     pub rank: Option<usize>,
