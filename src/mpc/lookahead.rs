@@ -1078,6 +1078,37 @@ mod tests {
         c
     }
 
+    /// One decision at `level` drawing with `random` over `children` (a
+    /// pass at [`run`]'s 100 nodes a call), and how many calls the children
+    /// got at a second look's 16 times that.
+    async fn decide_at(
+        children: Scripted,
+        g: &Arc<Game>,
+        cands: &[Move],
+        level: Level,
+        random: u64,
+    ) -> (Decision, usize) {
+        let children = Arc::new(children);
+        let level = Some(Draw { level, random });
+        let d = decide(
+            &children,
+            g,
+            cands,
+            ChildLimit::Nodes(100),
+            Settings { level, ..ONE },
+            &CancellationToken::new(),
+            &mut |_, _| {},
+        )
+        .await
+        .expect("candidates");
+        let deep = ChildLimit::Nodes(100 * level::LOOK_NODES);
+        let looked = children
+            .limits
+            .lock()
+            .map_or(0, |l| l.iter().filter(|(_, l)| *l == deep).count());
+        (d, looked)
+    }
+
     #[tokio::test]
     async fn a_level_draws_the_move_from_the_values() {
         let g = game(START);
@@ -1126,22 +1157,7 @@ mod tests {
         let mut rng = level::Rng::new(5);
         let (mut played, mut refuted) = (Vec::new(), 0);
         for _ in 0..30 {
-            let level = Some(Draw {
-                level: looking,
-                random: rng.next_u64(),
-            });
-            let children = Arc::new(script());
-            let d = decide(
-                &children,
-                &g,
-                &cands,
-                ChildLimit::Nodes(100),
-                Settings { level, ..ONE },
-                &CancellationToken::new(),
-                &mut |_, _| {},
-            )
-            .await
-            .expect("candidates");
+            let (d, looked) = decide_at(script(), &g, &cands, looking, rng.next_u64()).await;
             assert_eq!(d.rule, Rule::Level);
             let last = d.looks.last().expect("the drawn move looked at");
             assert!(!last.refuted, "{:?}", d.looks);
@@ -1165,16 +1181,7 @@ mod tests {
             }
             // The pass's 7 calls and the looks' 2 each, at 16 times the nodes.
             assert_eq!(d.stats.calls, 7 + 2 * d.looks.len() as u64);
-            let limits = children
-                .limits
-                .lock()
-                .map(|l| l.clone())
-                .unwrap_or_default();
-            let deep = ChildLimit::Nodes(100 * level::LOOK_NODES);
-            assert_eq!(
-                limits.iter().filter(|(_, l)| *l == deep).count(),
-                2 * d.looks.len()
-            );
+            assert_eq!(looked, 2 * d.looks.len());
             played.push(key(&[d.best]));
         }
         assert!(refuted > 0, "e4 drawn and refuted at times: {played:?}");
@@ -1223,22 +1230,7 @@ mod tests {
         let mut rng = level::Rng::new(11);
         let (mut played, mut refuted) = (Vec::new(), 0);
         for _ in 0..40 {
-            let level = Some(Draw {
-                level: comparing,
-                random: rng.next_u64(),
-            });
-            let children = Arc::new(script());
-            let d = decide(
-                &children,
-                &g,
-                &cands,
-                ChildLimit::Nodes(100),
-                Settings { level, ..ONE },
-                &CancellationToken::new(),
-                &mut |_, _| {},
-            )
-            .await
-            .expect("candidates");
+            let (d, looked) = decide_at(script(), &g, &cands, comparing, rng.next_u64()).await;
             let last = d.looks.last().expect("the drawn move looked at");
             assert!(!last.refuted, "{:?}", d.looks);
             assert_eq!(d.candidates[last.index].mv, d.best, "the move played");
@@ -1262,13 +1254,7 @@ mod tests {
             assert_eq!(e4.shallow.is_some(), best_looked, "{:?}", d.looks);
             let lines = d.looks.len() + usize::from(best_looked);
             assert_eq!(d.stats.calls, 7 + 2 * lines as u64);
-            let limits = children
-                .limits
-                .lock()
-                .map(|l| l.clone())
-                .unwrap_or_default();
-            let deep = ChildLimit::Nodes(100 * level::LOOK_NODES);
-            assert_eq!(limits.iter().filter(|(_, l)| *l == deep).count(), 2 * lines);
+            assert_eq!(looked, 2 * lines);
             played.push(key(&[d.best]));
         }
         assert!(refuted > 0, "d4 drawn and refuted at times: {played:?}");
