@@ -157,6 +157,31 @@ fn levels_change_the_distribution_of_moves() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The move mpcmc with `flags` (at a level) plays at `go depth 5` in each
+/// of [`POSITIONS`], in one process, each checked legal, with the level's
+/// `info string` that tells how it was drawn.
+fn level_moves(flags: &[&str]) -> Vec<(String, String)> {
+    let mut e = Mpcmc::start(flags);
+    e.handshake();
+    let moves = POSITIONS
+        .iter()
+        .map(|fen| {
+            e.send(&format!("position fen {fen}"));
+            e.send("go depth 5");
+            let (mv, lines) = e.bestmove(60 * SECOND);
+            assert_legal(&position(Some(fen), &[]), &mv);
+            let how = lines
+                .iter()
+                .find(|l| l.starts_with("info string rule level"))
+                .unwrap_or_else(|| panic!("{lines:?}"))
+                .clone();
+            (mv, how)
+        })
+        .collect();
+    assert!(e.quit().success());
+    moves
+}
+
 /// Over Stockfish at 1800 every drawn move gets a second look before it is
 /// played (a search at 16 times the call's nodes); the trace and the
 /// `info string` name each look, the last one the move played, refuted
@@ -168,20 +193,9 @@ fn a_level_over_stockfish_looks_again_at_the_drawn_move() {
     let trace = format!("--trace-file={}", path.display());
     let evaluator = format!("--evaluator={}", common::stockfish());
     let args = ["--uci-limit-strength=true", "--uci-elo=1800", "--seed=3"];
-    let mut e = Mpcmc::start(&[&args[..], &[&evaluator, &trace]].concat());
-    e.handshake();
-    for fen in POSITIONS {
-        e.send(&format!("position fen {fen}"));
-        e.send("go depth 5");
-        let (mv, lines) = e.bestmove(60 * SECOND);
-        assert_legal(&position(Some(fen), &[]), &mv);
-        let how = lines
-            .iter()
-            .find(|l| l.starts_with("info string rule level"))
-            .unwrap_or_else(|| panic!("{lines:?}"));
+    for (mv, how) in level_moves(&[&args[..], &[&evaluator, &trace]].concat()) {
         assert!(how.contains(&format!("second look at {mv}: ")), "{how}");
     }
-    assert!(e.quit().success());
     let traces = traces(&path);
     assert_eq!(traces.len(), POSITIONS.len());
     for t in &traces {
@@ -219,20 +233,8 @@ fn a_level_over_stockfish_at_1400_measures_the_drawn_move_against_the_best() {
     for seed in 1..=4 {
         let seed = format!("--seed={seed}");
         let args = ["--uci-limit-strength=true", "--uci-elo=1400", &seed];
-        let mut e = Mpcmc::start(&[&args[..], &[&evaluator, &trace]].concat());
-        e.handshake();
-        for fen in POSITIONS {
-            e.send(&format!("position fen {fen}"));
-            e.send("go depth 5");
-            let (mv, lines) = e.bestmove(60 * SECOND);
-            assert_legal(&position(Some(fen), &[]), &mv);
-            infos.extend(
-                lines
-                    .into_iter()
-                    .filter(|l| l.starts_with("info string rule level")),
-            );
-        }
-        assert!(e.quit().success());
+        let moves = level_moves(&[&args[..], &[&evaluator, &trace]].concat());
+        infos.extend(moves.into_iter().map(|(_, how)| how));
     }
     let traces = traces(&path);
     assert_eq!(traces.len(), 4 * POSITIONS.len());
