@@ -304,7 +304,6 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
                 .against
                 .as_ref()
                 .map(|b| (san(&pos, &b.mv).0, show(Some(b.value))));
-            let against = against.as_ref().map(|(b, v)| (b.as_str(), v.as_str()));
             let text = look_text(&mv, &value, deeper.as_deref(), against, look.refuted);
             writeln!(out, "  {text}")?;
         }

@@ -182,6 +182,20 @@ fn level_moves(flags: &[&str]) -> Vec<(String, String)> {
     moves
 }
 
+/// The candidate `mv` of the decision traced as `t`.
+fn candidate<'a>(t: &'a Json, mv: &Json) -> &'a Json {
+    t["candidates"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| &c["move"] == mv))
+        .unwrap_or_else(|| panic!("{mv} not a candidate of {t}"))
+}
+
+/// The nodes the calls for candidate `mv` searched, its second look's
+/// included.
+fn looked_nodes(t: &Json, mv: &Json) -> u64 {
+    candidate(t, mv)["nodes"].as_u64().unwrap_or(0)
+}
+
 /// Over Stockfish at 1800 every drawn move gets a second look before it is
 /// played (a search at 16 times the call's nodes); the trace and the
 /// `info string` name each look, the last one the move played, refuted
@@ -205,9 +219,10 @@ fn a_level_over_stockfish_looks_again_at_the_drawn_move() {
         assert_eq!(last["refuted"], false, "{t}");
         assert!(last["deeper"].is_object(), "{t}");
         assert!(before.iter().all(|l| l["refuted"] == true), "{t}");
-        // The look's calls are the decision's: 16 times the nodes a call.
+        // The look's two calls, at 16 times the nodes a call, join the
+        // move's.
         let nodes = Level::new(1800).over(Calibration::Stockfish).call_nodes();
-        assert!(t["nodes"].as_u64() > Some(16 * nodes), "{t}");
+        assert!(looked_nodes(t, &last["move"]) >= 2 * 16 * nodes, "{t}");
     }
     let plain = two_decisions_at(1800, None);
     assert!(
@@ -246,10 +261,15 @@ fn a_level_over_stockfish_at_1400_measures_the_drawn_move_against_the_best() {
             compared += 1;
             assert_ne!(l["against"]["move"], l["move"], "{t}");
             assert!(l["against"]["value"].is_object(), "{t}");
-            // The pass, the drawn move's line and the best's, each two
-            // calls at 16 times the nodes.
-            let looks = 2 * 16 * level.call_nodes();
-            assert!(t["nodes"].as_u64() > Some(2 * looks), "{t}");
+            // The drawn move's line and the best's were each searched
+            // again, two calls at 16 times the nodes; the best's value is
+            // the look's, the pass's kept beside it.
+            let look = 2 * 16 * level.call_nodes();
+            assert!(looked_nodes(t, &l["move"]) >= look, "{t}");
+            assert!(looked_nodes(t, &l["against"]["move"]) >= look, "{t}");
+            let best = candidate(t, &l["against"]["move"]);
+            assert_eq!(best["value"], l["against"]["value"], "{t}");
+            assert!(best["one_step_value"].is_object(), "{t}");
         }
     }
     assert!(compared > 0, "no look compared with the best: {traces:?}");

@@ -450,14 +450,14 @@ pub fn plan_timed(
 
 /// The per-call node budget of a one-pass decision at a level over
 /// `moves` root moves (one-step: two calls a move, and the root search),
-/// with a second look at `looked` one-step lines ([`Level::look_lines`](crate::mpc::level::Level::look_lines):
-/// two calls each of [`LOOK_NODES`] times the nodes, one after the other
-/// once the pass is done; one look counted, the most likely: a refuted
-/// look's next one is cut by the move's hard limit if it does not fit):
-/// the level's
-/// `nodes`, less when the GUI's limits leave less: a node total (`go
-/// nodes`) split over the calls, or what fits the move's target time at
-/// the children's speed, the pass's calls over the workers, each call
+/// with a second look at `looked` one-step lines
+/// ([`Level::look_lines`](crate::mpc::level::Level::look_lines): two
+/// calls each of [`LOOK_NODES`] times the nodes, one after the other once
+/// the pass is done; one look counted, the most likely: a refuted look's
+/// next one is cut by the move's hard limit if it does not fit): the
+/// level's `nodes`, less when the GUI's limits leave less: a node total
+/// (`go nodes`) split over the calls, or what fits the move's target time
+/// at the children's speed, the pass's calls over the workers, each call
 /// paying its cost. Never under [`MIN_CALL_NODES`].
 pub fn level_call_nodes(
     nodes: u64,

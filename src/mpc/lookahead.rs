@@ -170,8 +170,6 @@ async fn draw_and_look<C: Children>(
         }
         _ => return (choice, looks),
     };
-    // Candidates whose value is already the look's (the best, compared).
-    let mut deepened: Vec<usize> = Vec::new();
     let mut randoms = Rng::new(draw.random);
     while let Some(c) = choice {
         let Some(shallow) = level.candidates[c.index].value.filter(|_| {
@@ -194,20 +192,19 @@ async fn draw_and_look<C: Children>(
             )
         };
         let deeper = look(level.candidates[c.index].mv).await;
-        let against = if draw.level.compares().is_some() && c.index != c.best {
-            if !deepened.contains(&c.best) {
-                let best = look(level.candidates[c.best].mv).await;
-                if best.value.is_some() {
-                    deepened.push(c.best);
+        // The best as deep, searched once: a candidate whose value a look
+        // replaced keeps the pass's as `shallow` (a level's pass is
+        // one-step, so nothing else sets it).
+        let against = match draw.level.compares() {
+            Some(_) if c.index != c.best => {
+                if level.candidates[c.best].shallow.is_none() {
+                    let best = look(level.candidates[c.best].mv).await;
+                    join_look(level, c.best, best, true);
                 }
-                deepen(level, c.best, best);
+                let best = &level.candidates[c.best];
+                best.shallow.and(best.value).map(|v| (c.best, v))
             }
-            deepened
-                .contains(&c.best)
-                .then(|| level.candidates[c.best].value.map(|v| (c.best, v)))
-                .flatten()
-        } else {
-            None
+            _ => None,
         };
         let refuted = deeper.value.is_some_and(|v| {
             draw.level.refutes(shallow, v)
@@ -220,11 +217,8 @@ async fn draw_and_look<C: Children>(
             against: against.filter(|_| deeper.value.is_some()),
             refuted,
         });
-        if refuted {
-            deepen(level, c.index, deeper);
-        } else {
-            deeper.calls.iter().for_each(|r| level.stats.add(r));
-            level.candidates[c.index].calls.extend(deeper.calls);
+        join_look(level, c.index, deeper, refuted);
+        if !refuted {
             break;
         }
         choice = draw.level.choose(&level.candidates, randoms.next_u64());
@@ -232,13 +226,14 @@ async fn draw_and_look<C: Children>(
     (choice, looks)
 }
 
-/// A second look's `deeper` line for candidate `index` joins its calls;
-/// when it found a value, that value replaces the pass's (kept as the
-/// candidate's `shallow`).
-fn deepen(level: &mut LevelFound, index: usize, mut deeper: Candidate) {
+/// A second look's `deeper` line for candidate `index`: its calls join the
+/// candidate's (and the pass's stats); with `replace`, when it found a
+/// value, that value replaces the pass's (kept as the candidate's
+/// `shallow`).
+fn join_look(level: &mut LevelFound, index: usize, mut deeper: Candidate, replace: bool) {
     deeper.calls.iter().for_each(|r| level.stats.add(r));
     let looked = &mut level.candidates[index];
-    if deeper.value.is_none() {
+    if !replace || deeper.value.is_none() {
         looked.calls.append(&mut deeper.calls);
         return;
     }

@@ -240,7 +240,7 @@ pub fn look_text(
     mv: &str,
     value: &str,
     deeper: Option<&str>,
-    against: Option<(&str, &str)>,
+    against: Option<(String, String)>,
     refuted: bool,
 ) -> String {
     let deeper = deeper.unwrap_or("unfinished");

@@ -157,7 +157,6 @@ impl Search {
                     let against = l.against.map(|(best, v)| {
                         (self.uci(d.candidates[best].mv).to_string(), v.to_string())
                     });
-                    let against = against.as_ref().map(|(b, v)| (b.as_str(), v.as_str()));
                     let look =
                         trace::look_text(&mv, &shallow, deeper.as_deref(), against, l.refuted);
                     format!("; {look}")
