@@ -17,7 +17,9 @@
 //!   curve is flat there, and pieces given away when losing are what
 //!   players complain about in engines' levels);
 //! - once the game is decisively won (or a mate is found, for either
-//!   side), the best valued move is played: a won game is converted.
+//!   side), the best valued move is played: a won game is converted
+//!   (where the level takes a second look, below, a win the pass found
+//!   at the level's small budget is looked at first).
 //!
 //! A small search is tactically blind: most of a level's gross blunders
 //! are moves whose shallow value hides a refutation, not slips the draw

@@ -34,7 +34,7 @@ impl Search {
                 level.call_nodes()
             },
             self.candidates.len(),
-            // A decided game plays its best move without a look.
+            // A game already decided plays its best move without a look.
             if decided { 0 } else { level.look_lines() },
             go.nodes,
             budget.as_ref(),
@@ -45,6 +45,7 @@ impl Search {
             level: Some(Draw {
                 level,
                 random: self.random(),
+                decided,
             }),
             ..settings
         };
