@@ -270,6 +270,9 @@ fn a_level_over_stockfish_at_1400_measures_the_drawn_move_against_the_best() {
             let best = candidate(t, &l["against"]["move"]);
             assert_eq!(best["value"], l["against"]["value"], "{t}");
             assert!(best["one_step_value"].is_object(), "{t}");
+            // Its budget is the look's, not the pass's.
+            let look_budget = format!("nodes {}", 16 * level.call_nodes());
+            assert_eq!(best["budget"], look_budget.as_str(), "{t}");
         }
     }
     assert!(compared > 0, "no look compared with the best: {traces:?}");

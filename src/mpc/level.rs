@@ -38,7 +38,7 @@
 //! core stays deterministic and a session with a fixed seed ([`Rng`])
 //! repeats its games.
 
-use crate::mpc::{Candidate, Value, budget::MIN_CALL_NODES};
+use crate::mpc::{Candidate, ChildLimit, Value, budget::MIN_CALL_NODES};
 
 /// The lowest rating a level plays at: a beginner.
 pub const MIN_ELO: u32 = 600;
@@ -473,6 +473,9 @@ pub struct Look {
     /// The deeper value dropped by the level's threshold or more: it
     /// replaced the shallow one and the move was drawn again.
     pub refuted: bool,
+    /// Each of the look's calls searched under this limit ([`LOOK_NODES`]
+    /// times the pass's nodes), the best's as deep.
+    pub limit: ChildLimit,
 }
 
 /// Whether a position of value `v` (for us) is decided in our favour: a

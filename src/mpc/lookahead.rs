@@ -221,6 +221,7 @@ async fn draw_and_look<C: Children>(
             deeper: deeper.value,
             against: against.filter(|_| deeper.value.is_some()),
             refuted,
+            limit: look_limit,
         });
         join_look(level, c.index, deeper, refuted);
         if !refuted {

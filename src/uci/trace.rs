@@ -325,6 +325,10 @@ impl Trace {
             v.and_then(|v| values.iter().position(|&w| w == v))
                 .map(|i| i + 1)
         };
+        // A level's pass is one-step: a value it holds beside a shallow
+        // one is a second look's (the drawn move refuted, or the best it
+        // was measured against), searched under the looks' limit.
+        let looked = d.looks.first().map(|l| l.limit.to_string());
         let candidate = |c: &Candidate| {
             let mv = n.one(c.mv);
             // The round that gave its value (none when it has none).
@@ -337,6 +341,7 @@ impl Trace {
                         .find(|r| r.values.iter().any(|v| v.mv == mv && v.value.is_some()))
                 })
                 .map(|r| r.budget.clone());
+            let budget = looked.clone().filter(|_| c.shallow.is_some()).or(budget);
             CandidateTrace {
                 reply: c.reply.map(|r| n.one(r)),
                 reply_value: c.reply_value.map(Score::from),
