@@ -11,10 +11,8 @@
 # (e.g. --evaluator=/usr/games/stockfish for the levels over Stockfish).
 set -u
 out=$1 x=$2 y=$3 rounds=$4 conc=$5 match_secs=$6 judge_secs=$7 srand=$8
-sf=${SF:-/usr/games/stockfish}
-mpcmc=${MPCMC:-target/release/mpcmc}
-fc=${FASTCHESS:-../shared/tools/fastchess}
 here=$(dirname "$0")
+. "$here/programs.sh"
 mkdir -p "$out"
 echo "cores $(nproc); mpcmc $x (${MPCMC_ARGS:-}) vs sf $y, $rounds rounds, concurrency $conc, srand $srand"
 start=$(date +%s)

@@ -11,10 +11,8 @@
 set -u
 out=$1 secs_a=$2 secs_b=$3
 root=${4:-4} workers=${5:-12} big=${6:-16} tc=${7:-5+0.05} srand=${8:-3601}
-sf=${SF:-/usr/games/stockfish}
-mpcmc=${MPCMC:-target/release/mpcmc}
-fc=${FASTCHESS:-../shared/tools/fastchess}
 here=$(dirname "$0")
+. "$here/programs.sh"
 mkdir -p "$out"
 echo "cores $(nproc); root $root, workers $workers, big $big, tc $tc, srand $srand"
 common=(-openings file=tests/data/openings.epd format=epd order=random -srand "$srand"
