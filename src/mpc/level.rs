@@ -144,8 +144,8 @@ impl Calibration {
 /// every longer clock: at 14 000 nodes a call, 1800 was cut to about 1600
 /// by the clock at 10+0.1 and played stronger on longer clocks than it was
 /// measured at. 1400 scored −17 ± 37 against Stockfish's 1400 at 10+0.1
-/// (333 games) and −21 ± 49 at fixed nodes (200 games); 1800 −5 ± 46 against Stockfish's 1800 at fixed nodes (209
-/// games); 1000 −496 ± 108 against 1400 in self-play (204 games, −400
+/// (333 games) and −21 ± 49 at fixed nodes (200 games); 1800 −5 ± 46
+/// against Stockfish's 1800 at fixed nodes (209 games); 1000 −496 ± 108 against 1400 in self-play (204 games, −400
 /// wanted), 600 −458 ± 109 against 1000 likewise (173 games). Above 1800
 /// the levels stop gaining near 1800–1900 (2200, extrapolated, scored
 /// −424 ± 140 against Stockfish's 2200): the built-in engine's own full
@@ -153,7 +153,7 @@ impl Calibration {
 /// depth it would reach alone. No level here takes a second look: at 1400
 /// one comparing with the best (as over Stockfish) left the gross blunders
 /// as they were (the built-in engine does not see them at 16 times the
-/// nodes either) for twice the nodes a move.
+/// nodes either), for about twice the nodes a move by the budgets.
 const BUILTIN: [Anchor; 5] = [
     Anchor {
         elo: MIN_ELO,
@@ -203,8 +203,8 @@ const BUILTIN: [Anchor; 5] = [
 /// without a look) −7 ± 38 against its 2200, one gross blunder in 200
 /// games to its nine. 1400's look also compares the drawn move with the
 /// best searched as deep (worth +107 ± 67 Elo there, two runs of 200
-/// games: spread 0.08 scored −38 ± 45 without it, +69 ± 50 with it); with a spread of 0.095 it
-/// scored −26 ± 48 against Stockfish's 1400.
+/// games: spread 0.08 scored −38 ± 45 without it, +69 ± 50 with it);
+/// with a spread of 0.095 it scored −26 ± 48 against Stockfish's 1400.
 /// 2600 keeps the built-in engine's spread (geometric between its 1800
 /// and 2800) and no look: −63 ± 36 against Stockfish's 2600 (200 games
 /// each). Below Stockfish's floor 600 and 1000 search the smallest budget

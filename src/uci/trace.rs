@@ -341,7 +341,11 @@ impl Trace {
                         .find(|r| r.values.iter().any(|v| v.mv == mv && v.value.is_some()))
                 })
                 .map(|r| r.budget.clone());
-            let budget = looked.clone().filter(|_| c.shallow.is_some()).or(budget);
+            let budget = looked
+                .as_ref()
+                .filter(|_| c.shallow.is_some())
+                .cloned()
+                .or(budget);
             CandidateTrace {
                 reply: c.reply.map(|r| n.one(r)),
                 reply_value: c.reply_value.map(Score::from),
