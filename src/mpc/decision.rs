@@ -154,9 +154,9 @@ pub struct Draw {
     pub level: Level,
     pub random: u64,
     /// The last decision found the game decided, so this pass's calls
-    /// search a decided game's budget ([`Level::decided_call_nodes`]) and
-    /// a decided choice is played without a second look. Otherwise a
-    /// decided choice (a decisive win or a mate the pass found at the
+    /// search a decided game's budget ([`Level::decided_call_nodes`]),
+    /// deeper than a look, and no move is given a second look. Otherwise
+    /// a decided choice (a decisive win or a mate the pass found at the
     /// level's small budget) is looked at like a drawn move.
     pub decided: bool,
 }

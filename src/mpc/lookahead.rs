@@ -150,9 +150,10 @@ pub async fn pass<C: Children>(
 /// deep by the comparison's) replaces its value with the deeper one (its
 /// calls join the move's) and the move is drawn again with the next
 /// random number of the draw's sequence, at most [`MAX_LOOKS`] looks; a
-/// move already looked at, a game the last decision already found decided
-/// ([`Draw::decided`]), a limit that is not a node budget, or a pass cut
-/// short (`cancel`: the clock; a stalled child) play the move drawn. A
+/// move already looked at, a limit that is not a node budget, or a pass
+/// cut short (`cancel`: the clock; a stalled child) play the move drawn;
+/// in a game the last decision already found decided ([`Draw::decided`])
+/// the pass's calls were the deep search, and no move is looked at. A
 /// decided choice the pass found at the level's budget is looked at too:
 /// a one-step value is the evaluator's after the *predicted* reply, and a
 /// mate after a reply a small search predicted may be none (at 1400 over
@@ -170,7 +171,7 @@ async fn draw_and_look<C: Children>(
     let mut choice = draw.level.choose(&level.candidates, draw.random);
     let mut looks: Vec<Look> = Vec::new();
     let look_limit = match (draw.level.looks(), limit) {
-        (Some(_), ChildLimit::Nodes(n)) if !level.cancelled => {
+        (Some(_), ChildLimit::Nodes(n)) if !level.cancelled && !draw.decided => {
             ChildLimit::Nodes(n.saturating_mul(LOOK_NODES))
         }
         _ => return (choice, looks),
@@ -178,8 +179,7 @@ async fn draw_and_look<C: Children>(
     let mut randoms = Rng::new(draw.random);
     while let Some(c) = choice {
         let Some(shallow) = level.candidates[c.index].value.filter(|_| {
-            (!c.decided || !draw.decided)
-                && looks.len() < MAX_LOOKS
+            looks.len() < MAX_LOOKS
                 && !looks.iter().any(|l| l.index == c.index)
                 && !cancel.is_cancelled()
         }) else {
@@ -1289,8 +1289,9 @@ mod tests {
     /// A decided choice the pass found at the level's budget gets a second
     /// look: e4's +9 after the predicted reply is -1 searched deeper, so
     /// it is refuted and d4 (still decisive) is played. A game the last
-    /// decision already found decided plays its best move without a look,
-    /// and a pass cut short draws without one (no time for it).
+    /// decision already found decided plays without a look, its best move
+    /// or, once the game is no longer decided, the move drawn; a pass cut
+    /// short draws without one (no time for it).
     #[tokio::test]
     async fn a_decided_choice_is_looked_at_once_but_a_decided_game_and_a_pass_cut_short_not() {
         let g = game(START);
@@ -1347,6 +1348,20 @@ mod tests {
         assert!(d.drawn.is_some_and(|c| c.decided));
         assert_eq!(key(&[d.best]), "e2e4");
         assert!(d.looks.is_empty());
+        // The game stops being decided: the move drawn from the pass's deep
+        // calls is played unlooked, where a game not decided before looks.
+        let even = || {
+            let mut c = script();
+            c.scores.insert("e2e4 e7e5".into(), 30);
+            c.scores.insert("d2d4 d7d5".into(), 20);
+            c
+        };
+        for (decided, looked) in [(true, false), (false, true)] {
+            let level = draw(decided);
+            let d = run(even(), &g, &cands, Settings { level, ..ONE }).await;
+            assert!(d.drawn.is_some_and(|c| !c.decided), "{:?}", d.drawn);
+            assert_eq!(!d.looks.is_empty(), looked, "{:?}", d.looks);
+        }
         let level = draw(false);
         let c = Scripted {
             root: Some(("e2e4", 0)),
