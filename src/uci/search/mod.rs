@@ -270,7 +270,7 @@ impl Search {
         let settings = self.req.options.settings_in(config);
         let breadth = (self.candidates.len(), self.branching());
         let (go, options) = (&self.req.go, &self.req.options);
-        let result = match plan(go, options, config, self.clock.time, breadth) {
+        let result = match plan(go, options, config, settings, self.clock.time, breadth) {
             Plan::Level(level) => self.at_level(level, settings).await,
             Plan::Fixed(work) => {
                 // Pondering, the clock is not ours until `ponderhit`.

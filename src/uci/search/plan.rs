@@ -7,7 +7,7 @@ use mpcmc_protocol::Go;
 use crate::{
     children::pool::PoolConfig,
     mpc::{
-        ChildLimit,
+        ChildLimit, Settings,
         budget::{node_rounds, virtual_pass, virtual_rounds},
         level::Level,
         rounds::RoundPlan,
@@ -67,11 +67,13 @@ impl Work {
 /// How `go` is budgeted; `time` is the move's on a clock or a move time
 /// ([`MoveClock::time`](crate::uci::time::MoveClock::time)). `moves` root moves are weighed, `branching` the
 /// legal ones ([`node_rounds`]). `config` is the running pool's: the
-/// level and the settings are over its children.
+/// level is over its children, as `settings` are
+/// ([`Options::settings_in`]).
 pub(super) fn plan(
     go: &Go,
     options: &Options,
     config: Option<&PoolConfig>,
+    settings: Settings,
     time: Option<MoveTime>,
     (moves, branching): (usize, usize),
 ) -> Plan {
@@ -99,7 +101,6 @@ pub(super) fn plan(
         // virtual workers, each worker's: with a worker for every root move
         // one even pass (the paper's setting); with fewer, rounds (an even
         // pass then gives each call a sliver, and lost: see VirtualWorkers).
-        let settings = options.settings_in(config);
         let plan = match options.virtual_workers {
             w if w > moves => {
                 let (calls, root) = virtual_pass(nodes, settings, moves, branching);
@@ -143,10 +144,12 @@ mod tests {
         }
         let overhead = Duration::from_millis(10);
         let clock = MoveClock::new(&go, Color::White, overhead);
+        let config = options.pool_config().ok();
         match plan(
             &go,
             &options,
-            options.pool_config().ok().as_ref(),
+            config.as_ref(),
+            options.settings_in(config.as_ref()),
             clock.time,
             (20, 20),
         ) {
