@@ -197,14 +197,15 @@ const BUILTIN: [Anchor; 5] = [
 /// Stockfish's nodes, measured against its own `UCI_Elo` at fixed nodes
 /// (`uci-options.md`, *Calibration*, has every run). 1400, 1800 and 2200
 /// take a second look at the drawn move, which is worth about 300 Elo at
-/// 1800 and more at 2200, and draw wider to give it back: 1800 (0.043)
-/// scored −2 ± 45 against Stockfish's 1800, making 0.67 of its gross
-/// blunders (1.5 without), and 2200 (0.024, three times its spread
-/// without a look) −7 ± 38 against its 2200, one gross blunder in 200
-/// games to its nine. 1400's look also compares the drawn move with the
-/// best searched as deep (worth +107 ± 67 Elo there, two runs of 200
-/// games: spread 0.08 scored −38 ± 45 without it, +69 ± 50 with it);
-/// with a spread of 0.095 it scored −26 ± 48 against Stockfish's 1400.
+/// 1800 and more at 2200, and draw wider to give it back: 2200 (0.024,
+/// three times its spread without a look) scored −7 ± 38 against
+/// Stockfish's 2200, one gross blunder in 200 games to its nine. At 1400
+/// and 1800 the look also compares the drawn move with the best searched
+/// as deep (worth +107 ± 67 Elo at 1400, two runs of 200 games: spread
+/// 0.08 scored −38 ± 45 without it, +69 ± 50 with it): with spreads of
+/// 0.095 and 0.05 they scored −26 ± 48 and +37 ± 47 against Stockfish's
+/// 1400 and 1800, each making 0.36 of that level's gross blunders (1.0
+/// and 1.5 without a look; 1800's look without comparing, at 0.043: 0.67).
 /// 2600 keeps the built-in engine's spread (geometric between its 1800
 /// and 2800) and no look: −63 ± 36 against Stockfish's 2600 (200 games
 /// each). Below Stockfish's floor 600 and 1000 search the smallest budget
@@ -238,9 +239,9 @@ const STOCKFISH: [Anchor; 7] = [
     Anchor {
         elo: 1800,
         nodes: 360,
-        spread: 0.043,
+        spread: 0.05,
         look: 0.2,
-        compare: NO_LOOK,
+        compare: 0.15,
     },
     Anchor {
         elo: 2200,
@@ -662,13 +663,15 @@ mod tests {
         assert!(!sf(1800).refutes(Value::cp(-300), Value::cp(30)));
         assert!(!sf(pair[0].elo).refutes(Value::cp(30), Value::MATED));
         assert!(!Level::new(1800).refutes(Value::cp(30), Value::MATED));
-        // At 1400 the look compares with the best as deep: a move that
-        // falls 190 cp short of it from level is refuted, 20 cp is not;
-        // from 1800 up nothing is compared.
-        assert!(sf(1400).falls_short(Value::cp(40), Value::cp(-150)));
-        assert!(!sf(1400).falls_short(Value::cp(40), Value::cp(20)));
-        assert!(!sf(1400).falls_short(Value::cp(-150), Value::cp(40)));
-        assert!(!sf(1800).falls_short(Value::cp(40), Value::MATED));
+        // At 1400 and 1800 the look compares with the best as deep: a
+        // move that falls 190 cp short of it from level is refuted, 20 cp
+        // is not; from 2200 up nothing is compared.
+        for elo in [1400, 1800] {
+            assert!(sf(elo).falls_short(Value::cp(40), Value::cp(-150)));
+            assert!(!sf(elo).falls_short(Value::cp(40), Value::cp(20)));
+            assert!(!sf(elo).falls_short(Value::cp(-150), Value::cp(40)));
+        }
+        assert!(!sf(2200).falls_short(Value::cp(40), Value::MATED));
         assert!(!Level::new(1400).falls_short(Value::cp(40), Value::MATED));
     }
 

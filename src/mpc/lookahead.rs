@@ -1145,9 +1145,10 @@ mod tests {
         assert!(played.iter().all(|m| m != "g1f3"), "{played:?}");
     }
 
-    /// Over Stockfish at 1800 the level takes a second look at the drawn
-    /// move: e4 looks best at the pass's 100 nodes and loses a piece at
-    /// 1600, so it is refuted whenever drawn and never played.
+    /// Over Stockfish at 2200 the level takes a second look at the drawn
+    /// move (its own line alone): e4 looks best at the pass's nodes and
+    /// loses a piece at 16 times them, so it is refuted whenever drawn and
+    /// never played.
     #[tokio::test]
     async fn a_second_look_refutes_a_drawn_move_and_draws_again() {
         let g = game(START);
@@ -1158,8 +1159,8 @@ mod tests {
             c
         };
         let at = |elo, calibration| Level::new(elo).over(calibration);
-        let looking = at(1800, level::Calibration::Stockfish);
-        assert!(looking.looks().is_some());
+        let looking = at(2200, level::Calibration::Stockfish);
+        assert!(looking.looks().is_some() && looking.compares().is_none());
         let mut rng = level::Rng::new(5);
         let (mut played, mut refuted) = (Vec::new(), 0);
         for _ in 0..30 {
@@ -1216,7 +1217,7 @@ mod tests {
     /// deep and measures the drawn move against it: d4, a slip at the
     /// pass's nodes that drops by less than the look's own threshold but
     /// falls well short of e4 as deep, is refuted whenever drawn; the best
-    /// is searched deeper once a decision. At 1800 (no comparison) d4's
+    /// is searched deeper once a decision. At 2200 (no comparison) d4's
     /// own drop refutes nothing and it is played at times.
     #[tokio::test]
     async fn a_second_look_measures_the_drawn_move_against_the_best_as_deep() {
@@ -1267,9 +1268,9 @@ mod tests {
         assert!(refuted > 0, "d4 drawn and refuted at times: {played:?}");
         assert!(played.iter().all(|m| m != "d2d4"), "{played:?}");
         assert!(played.iter().any(|m| m == "g1f3"), "{played:?}");
-        // At 1800 the look does not compare: d4's drop alone refutes
+        // At 2200 the look does not compare: d4's drop alone refutes
         // nothing, and only the drawn move is searched again.
-        let own = at(1800);
+        let own = at(2200);
         assert!(own.compares().is_none() && own.look_lines() == 1);
         let mut own_played = Vec::new();
         for _ in 0..40 {
