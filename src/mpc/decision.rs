@@ -154,8 +154,9 @@ pub struct Draw {
     pub level: Level,
     pub random: u64,
     /// The last decision found the game decided, so this pass's calls
-    /// search a decided game's budget ([`Level::decided_call_nodes`]),
-    /// deeper than a look, and no move is given a second look. Otherwise
+    /// search a decided game's budget ([`Level::decided_call_nodes`], the
+    /// deep search such a game gets), and no move is given a second look
+    /// (the level's budget then counts none). Otherwise
     /// a decided choice (a decisive win or a mate the pass found at the
     /// level's small budget) is looked at like a drawn move.
     pub decided: bool,
