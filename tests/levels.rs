@@ -8,7 +8,7 @@ mod common;
 use std::{path::PathBuf, time::Duration};
 
 use common::{Mpcmc, SECOND, assert_legal, position};
-use mpcmc::mpc::level::{Calibration, Level};
+use mpcmc::mpc::level::{Calibration, LOOK_NODES, Level};
 use serde_json::Value as Json;
 use shakmaty::{Chess, Position, fen::Fen};
 
@@ -222,7 +222,10 @@ fn a_level_over_stockfish_looks_again_at_the_drawn_move() {
         // The look's two calls, at 16 times the nodes a call, join the
         // move's.
         let nodes = Level::new(1800).over(Calibration::Stockfish).call_nodes();
-        assert!(looked_nodes(t, &last["move"]) >= 2 * 16 * nodes, "{t}");
+        assert!(
+            looked_nodes(t, &last["move"]) >= 2 * LOOK_NODES * nodes,
+            "{t}"
+        );
     }
     let plain = two_decisions_at(1800, None);
     assert!(
@@ -264,14 +267,14 @@ fn a_level_over_stockfish_at_1400_measures_the_drawn_move_against_the_best() {
             // The drawn move's line and the best's were each searched
             // again, two calls at 16 times the nodes; the best's value is
             // the look's, the pass's kept beside it.
-            let look = 2 * 16 * level.call_nodes();
+            let look = 2 * LOOK_NODES * level.call_nodes();
             assert!(looked_nodes(t, &l["move"]) >= look, "{t}");
             assert!(looked_nodes(t, &l["against"]["move"]) >= look, "{t}");
             let best = candidate(t, &l["against"]["move"]);
             assert_eq!(best["value"], l["against"]["value"], "{t}");
             assert!(best["one_step_value"].is_object(), "{t}");
             // Its budget is the look's, not the pass's.
-            let look_budget = format!("nodes {}", 16 * level.call_nodes());
+            let look_budget = format!("nodes {}", LOOK_NODES * level.call_nodes());
             assert_eq!(best["budget"], look_budget.as_str(), "{t}");
         }
     }

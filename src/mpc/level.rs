@@ -145,8 +145,9 @@ impl Calibration {
 /// by the clock at 10+0.1 and played stronger on longer clocks than it was
 /// measured at. 1400 scored −17 ± 37 against Stockfish's 1400 at 10+0.1
 /// (333 games) and −21 ± 49 at fixed nodes (200 games); 1800 −5 ± 46
-/// against Stockfish's 1800 at fixed nodes (209 games); 1000 −496 ± 108 against 1400 in self-play (204 games, −400
-/// wanted), 600 −458 ± 109 against 1000 likewise (173 games). Above 1800
+/// against Stockfish's 1800 at fixed nodes (209 games); 1000 −496 ± 108
+/// against 1400 in self-play (204 games, −400 wanted), 600 −458 ± 109
+/// against 1000 likewise (173 games). Above 1800
 /// the levels stop gaining near 1800–1900 (2200, extrapolated, scored
 /// −424 ± 140 against Stockfish's 2200): the built-in engine's own full
 /// strength is about 2100, and a one-step pass over every move costs the
