@@ -318,7 +318,8 @@ pub enum Rule {
     /// The lookahead's best beat the evaluator's move by the margin, but
     /// could not be checked (stopped, out of time): the evaluator's move.
     Unchecked,
-    /// No candidate finished: the evaluator's own move.
+    /// No candidate finished, or at a level the pass was cut short before
+    /// every root move was valued: the evaluator's own move.
     EvaluatorFallback,
     /// Too little time for a lookahead: the evaluator's own move, by plan.
     EvaluatorOnly,
@@ -382,7 +383,9 @@ impl Rule {
             Rule::Unchecked => {
                 "the evaluator's own move: the lookahead's best beat it by the margin, but there was no time or nodes to check it"
             }
-            Rule::EvaluatorFallback => "the evaluator's own move: no candidate finished",
+            Rule::EvaluatorFallback => {
+                "the evaluator's own move: the lookahead did not finish (no candidate did; at a level, not every root move was valued in time)"
+            }
             Rule::EvaluatorOnly => "the evaluator's own move: too little time for a lookahead",
             Rule::OneWorker => {
                 "the evaluator's own move on the game's time: with one worker, rounds would take their time from it (the lookahead on a clock or a move time needs Threads / ChildThreads of 2 or more)"

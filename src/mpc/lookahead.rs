@@ -119,11 +119,16 @@ pub async fn pass<C: Children>(
         // The pass did not finish: a round or pass that did wins over it.
         level.cancelled = deeper.cut;
     }
+    // A level's pass cut short before every move was valued (the clock, a
+    // stalled child) draws nothing: the moves valued are the ones the
+    // children happened to take first, and a draw among a few of them
+    // played pawn moves in a won game at 0.4 s left. The root search,
+    // which weighed every move at the pass's budget, plays instead.
     let (drawn, looks) = match settings.level {
-        Some(draw) => {
+        Some(draw) if !level.cut_before_the_draw() => {
             draw_and_look(children, game, &mut level, draw, limit, settings, cancel).await
         }
-        None => (None, Vec::new()),
+        _ => (None, Vec::new()),
     };
     let mut decision = choose(
         level.candidates,
@@ -258,6 +263,27 @@ struct LevelFound {
     /// The first candidate in order (the move of last resort).
     first: Move,
     cancelled: bool,
+}
+
+impl LevelFound {
+    /// Cut short before every candidate was valued, with the root search
+    /// finished on one of them: what a level then plays instead of a draw
+    /// over the few valued.
+    fn cut_before_the_draw(&self) -> bool {
+        self.cancelled
+            && self.candidates.iter().any(|c| c.value.is_none())
+            && finished_root(self.root.as_ref(), &self.candidates).is_some()
+    }
+}
+
+/// The root search's move and value when it finished (not stopped, with a
+/// score) on one of the `candidates` (it may not, under `go
+/// searchmoves`): the reference fortification weighs, and a level's move
+/// when its pass was cut short.
+fn finished_root(root: Option<&Report>, candidates: &[Candidate]) -> Option<(Move, Value)> {
+    root.filter(|r| !r.stopped)
+        .and_then(|r| Some((r.best, r.score?)))
+        .filter(|(m, _)| candidates.iter().any(|c| c.mv == *m))
 }
 
 /// Every candidate's first level of lookahead (`settings.lookahead`'s
@@ -702,16 +728,16 @@ fn choose(
 ) -> Decision {
     let best = best_valued(&candidates).and_then(|i| Some((i, candidates[i].value?)));
     let lookahead_choice = best.map(|(i, v)| (candidates[i].mv, v));
-    // The evaluator's root search is a reference only when it finished and
-    // names one of the candidates (it may not, under `go searchmoves`).
-    let evaluator_choice = root
-        .as_ref()
-        .filter(|r| !r.stopped)
-        .and_then(|r| Some((r.best, r.score?)))
-        .filter(|(m, _)| candidates.iter().any(|c| c.mv == *m));
+    let evaluator_choice = finished_root(root.as_ref(), &candidates);
 
     let (chosen, rule) = match (best, evaluator_choice) {
         _ if drawn.is_some() => (drawn.map(|c| c.index), Rule::Level),
+        // A level that drew nothing (cut short before every move was
+        // valued, or none was): the root search's move.
+        (_, Some((m, _))) if settings.level.is_some() => (
+            candidates.iter().position(|c| c.mv == m),
+            Rule::EvaluatorFallback,
+        ),
         // Both name the same move: the lookahead's, as in rounds.
         (Some((i, _)), Some((m, _))) if candidates[i].mv == m => (Some(i), Rule::Lookahead),
         (Some((i, v)), Some((m, s))) if settings.fortify => {
@@ -1291,10 +1317,9 @@ mod tests {
     /// look: e4's +9 after the predicted reply is -1 searched deeper, so
     /// it is refuted and d4 (still decisive) is played. A game the last
     /// decision already found decided plays without a look, its best move
-    /// or, once the game is no longer decided, the move drawn; a pass cut
-    /// short draws without one (no time for it).
+    /// or, once the game is no longer decided, the move drawn.
     #[tokio::test]
-    async fn a_decided_choice_is_looked_at_once_but_a_decided_game_and_a_pass_cut_short_not() {
+    async fn a_decided_choice_is_looked_at_once_but_a_decided_game_not() {
         let g = game(START);
         let cands = moves(&g, &["e2e4", "d2d4"]);
         let draw = |decided| {
@@ -1363,17 +1388,40 @@ mod tests {
             assert!(d.drawn.is_some_and(|c| !c.decided), "{:?}", d.drawn);
             assert_eq!(!d.looks.is_empty(), looked, "{:?}", d.looks);
         }
-        let level = draw(false);
-        let c = Scripted {
+    }
+
+    /// A level's pass cut short before every move was valued plays the
+    /// root search's move, not a draw among the few the children took
+    /// first; with no finished root search, the draw over those, and a
+    /// pass cut short looks at nothing (no time for it).
+    #[tokio::test]
+    async fn a_level_cut_short_plays_the_root_search_not_a_draw_of_the_few_valued() {
+        let g = game(START);
+        let cands = moves(&g, &["e2e4", "d2d4"]);
+        let level = Some(Draw {
+            level: Level::new(1400).over(level::Calibration::Stockfish),
+            random: 3,
+            decided: false,
+        });
+        // e4 is asked after d4 (candidates go in UCI order): d4 is valued,
+        // e4's reply stalls and cuts the pass short.
+        let cut = |root_unsearched| Scripted {
             root: Some(("e2e4", 0)),
-            // e4 is asked after d4 (candidates go in UCI order): d4 is
-            // valued and drawn, e4's reply stalls and cuts the pass short.
+            root_unsearched,
             stall: vec!["e2e4".into()],
             ..Scripted::default()
         };
-        let d = run(c, &g, &cands, Settings { level, ..ONE }).await;
+        let d = run(cut(false), &g, &cands, Settings { level, ..ONE }).await;
+        assert!(d.cancelled);
+        assert_eq!(key(&[d.best]), "e2e4", "the root search's move");
+        assert_eq!(d.rule, Rule::EvaluatorFallback);
+        assert!(d.drawn.is_none(), "{:?}", d.drawn);
+        assert!(d.looks.is_empty(), "{:?}", d.looks);
+        // A root search that did not finish leaves the draw over the valued.
+        let d = run(cut(true), &g, &cands, Settings { level, ..ONE }).await;
         assert!(d.cancelled);
         assert_eq!(key(&[d.best]), "d2d4");
+        assert_eq!(d.rule, Rule::Level);
         assert!(d.drawn.is_some());
         assert!(d.looks.is_empty(), "{:?}", d.looks);
     }
