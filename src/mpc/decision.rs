@@ -138,8 +138,9 @@ pub struct Settings {
     pub reply_weight: u32,
     /// Playing at a level: the move is drawn from the valued root moves
     /// ([`Level::choose`]) with this decision's random number, in place of
-    /// the argmax and fortification. One pass only (the rounds do not
-    /// draw).
+    /// the argmax and fortification; a pass cut short before every move
+    /// was valued plays the root search's move instead. One pass only
+    /// (the rounds do not draw).
     pub level: Option<Draw>,
     /// The person the nominal opponent models, at their rating
     /// (`UCI_Opponent`): its calls search at most that level's budget

@@ -268,16 +268,11 @@ struct LevelFound {
 impl LevelFound {
     /// Cut short before every candidate was valued, with the root search
     /// finished on one of them: what a level then plays instead of a draw
-    /// over the few valued — unless one of those mates, and sooner than
-    /// the root search's value says (the draw plays a mate as it is).
+    /// over the few valued.
     fn cut_before_the_draw(&self) -> bool {
-        let Some((_, root)) = finished_root(self.root.as_ref(), &self.candidates) else {
-            return false;
-        };
-        let mates_beyond_root = best_valued(&self.candidates)
-            .and_then(|i| self.candidates[i].value)
-            .is_some_and(|v| v.mate_plies().is_some_and(|p| p > 0) && v > root);
-        self.cancelled && self.candidates.iter().any(|c| c.value.is_none()) && !mates_beyond_root
+        self.cancelled
+            && self.candidates.iter().any(|c| c.value.is_none())
+            && finished_root(self.root.as_ref(), &self.candidates).is_some()
     }
 }
 
@@ -1397,9 +1392,8 @@ mod tests {
 
     /// A level's pass cut short before every move was valued plays the
     /// root search's move, not a draw among the few the children took
-    /// first; with no finished root search, or a mate among those, the
-    /// draw over those, and a pass cut short looks at nothing (no time for
-    /// it).
+    /// first; with no finished root search, the draw over those, and a
+    /// pass cut short looks at nothing (no time for it).
     #[tokio::test]
     async fn a_level_cut_short_plays_the_root_search_not_a_draw_of_the_few_valued() {
         let g = game(START);
@@ -1430,20 +1424,6 @@ mod tests {
         assert_eq!(d.rule, Rule::Level);
         assert!(d.drawn.is_some());
         assert!(d.looks.is_empty(), "{:?}", d.looks);
-        // A mate among the valued is played as the draw plays it: after
-        // 1. f3 e5 2. g4, d8h4 mates (valued first), e8e7 stalls, and the
-        // root search names e8e7.
-        let g = game("rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2");
-        let cands = moves(&g, &["d8h4", "e8e7"]);
-        let c = Scripted {
-            root: Some(("e8e7", 0)),
-            stall: vec!["e8e7".into()],
-            ..Scripted::default()
-        };
-        let d = run(c, &g, &cands, Settings { level, ..ONE }).await;
-        assert!(d.cancelled);
-        assert_eq!(key(&[d.best]), "d8h4", "the mate");
-        assert_eq!(d.rule, Rule::Level);
     }
 
     #[tokio::test]

@@ -73,8 +73,10 @@ pub struct Carry {
     /// The game's draws (a level's, the book's): from `Seed` at the
     /// game's first draw, or a fresh seed when it is 0.
     rng: Option<Rng>,
-    /// The last decision at a level found the game decided: the next
-    /// searches at [`crate::mpc::level::Level::decided_call_nodes`].
+    /// The last decision at a level that drew found the game decided:
+    /// the next searches at
+    /// [`crate::mpc::level::Level::decided_call_nodes`]. A pass cut short
+    /// that played the root search's move leaves it as it was.
     pub decided: bool,
 }
 

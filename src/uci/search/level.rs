@@ -1,5 +1,6 @@
 //! A decision at a level (`UCI_LimitStrength`): one pass at the level's
-//! budget, the move drawn from the values.
+//! budget, the move drawn from the values (the root search's, when the
+//! pass is cut short before every move is valued).
 
 use crate::mpc::{
     ChildLimit, Settings,
@@ -16,8 +17,9 @@ impl Search {
     /// limits leave less ([`level_call_nodes`]), and the move drawn from
     /// the values, with a second look at it where the level has one
     /// ([`Level::looks`]). A clock or a move time also ends the pass at the
-    /// move's hard limit; pondering, the pass runs at once and its move
-    /// waits for `ponderhit`.
+    /// move's hard limit (cut short there before every move was valued, the
+    /// root search beside the pass plays); pondering, the pass runs at once
+    /// and its move waits for `ponderhit`.
     pub(super) async fn at_level(
         &mut self,
         level: Level,

@@ -172,6 +172,20 @@ impl Search {
                 if d.cancelled { ", cut short" } else { "" },
             );
         }
+        // A level that drew nothing: its pass was cut short before every
+        // move was valued (or none was), and the root search played.
+        if let Some(draw) = o.settings.level {
+            return format!(
+                "{rule}: level {} over {} under {}: evaluator {}, the best valued {}; {finished}/{} candidates{}",
+                draw.level.elo(),
+                draw.level.calibration().engine(),
+                o.limit,
+                show(d.evaluator_choice),
+                show(d.lookahead_choice),
+                d.candidates.len(),
+                if d.cancelled { ", cut short" } else { "" },
+            );
+        }
         if matches!(d.rule, Rule::EvaluatorOnly | Rule::OneWorker) {
             return format!("{rule}: {} under {}", show(d.evaluator_choice), o.limit);
         }
