@@ -141,49 +141,51 @@ impl Search {
         if let Some(why) = &o.why {
             return format!("{rule} ({why})");
         }
-        if let (Some(c), Some(draw)) = (d.drawn, o.settings.level) {
-            let show_candidate = |i: usize| {
-                let c = &d.candidates[i];
-                show(c.value.map(|v| (c.mv, v)))
-            };
-            let how = trace::draw_text(c.decided, c.loss, &show_candidate(c.best));
-            let looks: String = d
-                .looks
-                .iter()
-                .map(|l| {
-                    let mv = self.uci(d.candidates[l.index].mv).to_string();
-                    let deeper = l.deeper.map(|v| v.to_string());
-                    let shallow = l.shallow.to_string();
-                    let against = l.against.map(|(best, v)| {
-                        (self.uci(d.candidates[best].mv).to_string(), v.to_string())
-                    });
-                    let look =
-                        trace::look_text(&mv, &shallow, deeper.as_deref(), against, l.refuted);
-                    format!("; {look}")
-                })
-                .collect();
-            return format!(
-                "{rule}: level {} over {} under {}: {} ({how}){looks}; {finished}/{} candidates{}",
-                draw.level.elo(),
-                draw.level.calibration().engine(),
-                o.limit,
-                show_candidate(c.index),
-                d.candidates.len(),
-                if d.cancelled { ", cut short" } else { "" },
-            );
-        }
-        // A level that drew nothing: its pass was cut short before every
-        // move was valued (or none was), and the root search played.
+        let cut = if d.cancelled { ", cut short" } else { "" };
         if let Some(draw) = o.settings.level {
+            let what = match d.drawn {
+                Some(c) => {
+                    let show_candidate = |i: usize| {
+                        let c = &d.candidates[i];
+                        show(c.value.map(|v| (c.mv, v)))
+                    };
+                    let how = trace::draw_text(c.decided, c.loss, &show_candidate(c.best));
+                    let looks: String = d
+                        .looks
+                        .iter()
+                        .map(|l| {
+                            let mv = self.uci(d.candidates[l.index].mv).to_string();
+                            let deeper = l.deeper.map(|v| v.to_string());
+                            let shallow = l.shallow.to_string();
+                            let against = l.against.map(|(best, v)| {
+                                (self.uci(d.candidates[best].mv).to_string(), v.to_string())
+                            });
+                            let look = trace::look_text(
+                                &mv,
+                                &shallow,
+                                deeper.as_deref(),
+                                against,
+                                l.refuted,
+                            );
+                            format!("; {look}")
+                        })
+                        .collect();
+                    format!("{} ({how}){looks}", show_candidate(c.index))
+                }
+                // Nothing drawn: the pass was cut short before every move
+                // was valued (or none was), and the root search played.
+                None => format!(
+                    "evaluator {}, the best valued {}",
+                    show(d.evaluator_choice),
+                    show(d.lookahead_choice)
+                ),
+            };
             return format!(
-                "{rule}: level {} over {} under {}: evaluator {}, the best valued {}; {finished}/{} candidates{}",
+                "{rule}: level {} over {} under {}: {what}; {finished}/{} candidates{cut}",
                 draw.level.elo(),
                 draw.level.calibration().engine(),
                 o.limit,
-                show(d.evaluator_choice),
-                show(d.lookahead_choice),
                 d.candidates.len(),
-                if d.cancelled { ", cut short" } else { "" },
             );
         }
         if matches!(d.rule, Rule::EvaluatorOnly | Rule::OneWorker) {
@@ -225,12 +227,11 @@ impl Search {
             String::new()
         };
         format!(
-            "{lookahead}{levels}, {}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{}{spread}",
+            "{lookahead}{levels}, {}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{cut}{spread}",
             o.limit,
             show(d.lookahead_choice),
             show(d.evaluator_choice),
             d.candidates.len(),
-            if d.cancelled { ", cut short" } else { "" },
         )
     }
 }
