@@ -319,17 +319,35 @@ fn bad_input_is_survived(child: ChildKind) {
             .any(|l| l.starts_with("info string") && l.contains("position"))
     );
 
-    // An impossible FEN: noted, the previous position is kept.
+    // An impossible FEN (or a position line naming none): the GUI meant a
+    // position there is not, so every go answers that there is no move,
+    // never a move of the position before (`go depth 3` answered d7d5
+    // after 1.e4 here), until the next good position.
+    for (bad, go) in [
+        ("position fen 8/8/8/8/8/8/8/8 w - - 0 1", "go depth 3"),
+        ("position fen not-a-fen", "go nodes 1000"),
+        ("position sideways", "go wtime 1000 btime 1000"),
+    ] {
+        e.send("position startpos moves e2e4");
+        e.send(bad);
+        e.send(go);
+        let (mv, lines) = e.bestmove(10 * SECOND);
+        assert_eq!(mv, "(none)", "{bad}: {lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info string") && l.contains("no position to search")),
+            "{bad}: {lines:?}"
+        );
+    }
+    // go infinite with none: the answer waits for stop.
+    e.send("go infinite");
+    e.silent("bestmove", SECOND / 2);
+    e.send("stop");
+    assert_eq!(e.bestmove(10 * SECOND).0, "(none)");
     e.send("position startpos moves d2d4");
-    e.send("position fen 8/8/8/8/8/8/8/8 w - - 0 1");
-    e.send("go");
-    let (mv, lines) = e.bestmove(10 * SECOND);
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("info string") && l.contains("8/8/8/8/8/8/8/8")),
-        "{lines:?}"
-    );
+    e.send("go depth 3");
+    let (mv, _) = e.bestmove(10 * SECOND);
     assert_legal(&position(None, &["d2d4"]), &mv);
 
     // An illegal move in the list: the moves before it stand.
@@ -357,7 +375,6 @@ fn bad_input_is_survived(child: ChildKind) {
     e.send("fly to the moon");
     e.send("");
     e.send("\u{1b}[A\u{0}garbage");
-    e.send("position");
     e.send("setoption");
     e.send("isready");
     let lines = e.until("readyok", 5 * SECOND);

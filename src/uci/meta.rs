@@ -97,11 +97,12 @@ impl Meta {
         })
     }
 
-    /// The tablebases of `SyzygyPath`, opened once (and again when it
-    /// changes); a path that cannot be used is said in an `info string`
-    /// when first tried, and the engine plays without tables.
+    /// The tablebases of `SyzygyPath`, opened once (when it is set, and
+    /// again when it changes); what a path holds is said in an `info
+    /// string` when first opened, and the engine plays without tables
+    /// where it holds none.
     fn tables(&mut self, out: &Output) -> Option<Arc<Tables>> {
-        let tables = Syzygy::for_go(&mut self.tables, self.options.syzygy_path.trim(), out)?;
+        let tables = Syzygy::opened(&mut self.tables, self.options.syzygy_path.trim(), out)?;
         Some(Arc::new(Tables::new(
             tables,
             self.options.syzygy_50_move_rule,
@@ -226,8 +227,17 @@ impl Searcher for Meta {
             .collect()
     }
 
-    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), OptionError> {
+    /// A `SyzygyPath` is opened when set: what it holds is said then.
+    fn set_option(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        out: &Output,
+    ) -> Result<(), OptionError> {
         self.options.set(name, value)?;
+        if name.trim().eq_ignore_ascii_case("SyzygyPath") {
+            self.tables(out);
+        }
         // `Clear Hash`: every child forgets before its next search, as
         // at a new game (the game itself goes on).
         if std::mem::take(&mut self.options.clear_now)
@@ -242,11 +252,13 @@ impl Searcher for Meta {
         self.options.castling_mode()
     }
 
-    /// The children are (re)started first and `readyok` waits for them, as
+    /// The tablebases are opened (said once a path, as when it is set). The
+    /// children are (re)started first and `readyok` waits for them, as
     /// GUIs expect of an engine initialising, but never longer than
     /// [`READY_WAIT`]: a slow child then finishes starting on its own and
     /// is used when it is up.
     async fn ready(&mut self, out: &Output) {
+        self.tables(out);
         if let Some(pool) = self.pool(out)
             && tokio::time::timeout(READY_WAIT, pool.ready())
                 .await

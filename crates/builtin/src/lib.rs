@@ -18,7 +18,7 @@
 
 use std::{
     sync::{
-        Arc, OnceLock,
+        Arc,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
@@ -26,11 +26,13 @@ use std::{
 
 mod eval;
 pub mod go;
+pub mod machine;
 mod search;
 pub mod syzygy;
 mod tt;
 pub mod uci;
 
+pub use self::machine::{Held, machine_cores, usable_hash_mb, usable_threads};
 pub use self::tt::TranspositionTable;
 
 use mpcmc_protocol::{Bound, Go, ScoreKind, UciScore};
@@ -69,84 +71,6 @@ pub struct Limits {
 
 /// The most search threads an engine runs ([`Engine::set_threads`]).
 pub const MAX_THREADS: usize = 256;
-
-/// The cores this process may run on (its CPU affinity and cgroup quota
-/// count): more search threads than this only share them, and on a clock
-/// they lose time to the scheduler (`Threads` 256 on 2 cores took 8.8 s
-/// of a 1 s clock). At least 1. Read once: it is asked at every `go`.
-pub fn machine_cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
-}
-
-/// The memory this process may use, in MB: the machine's (`MemTotal`),
-/// or its control group's limit when lower (cgroup v2 `memory.max`, v1
-/// `memory.limit_in_bytes`); `None` where none can be read. Read once.
-pub fn machine_memory_mb() -> Option<usize> {
-    static MEMORY: OnceLock<Option<usize>> = OnceLock::new();
-    *MEMORY.get_or_init(|| {
-        let read = |path: &str| std::fs::read_to_string(path).ok();
-        let total = read("/proc/meminfo").and_then(|text| {
-            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-            let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kb / 1024)
-        });
-        let group = [
-            "/sys/fs/cgroup/memory.max",
-            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-        ]
-        .into_iter()
-        .filter_map(|p| read(p)?.trim().parse::<usize>().ok())
-        .map(|bytes| bytes / (1024 * 1024))
-        .min();
-        [total, group].into_iter().flatten().min()
-    })
-}
-
-/// A GUI's setting held to what this machine has: the value to use and,
-/// when that is less than asked, the line that says so (an `info string`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Held {
-    pub value: usize,
-    pub note: Option<String>,
-}
-
-/// `Hash` as a GUI set it (MB), held to half of [`machine_memory_mb`]. A
-/// table the machine cannot hold was killed by the kernel as it filled
-/// (65 536 MB on 24 GB).
-pub fn usable_hash_mb(asked: usize) -> Held {
-    hash_within(asked, machine_memory_mb())
-}
-
-/// [`usable_hash_mb`] on a machine of `memory` MB (`None`: unknown, as
-/// asked).
-fn hash_within(asked: usize, memory: Option<usize>) -> Held {
-    match memory {
-        Some(memory) if asked > memory / 2 => {
-            let value = (memory / 2).max(1);
-            Held {
-                value,
-                note: Some(format!(
-                    "Hash {asked} MB is more than this machine can hold: {value} MB used"
-                )),
-            }
-        }
-        _ => Held {
-            value: asked,
-            note: None,
-        },
-    }
-}
-
-/// `Threads` as a GUI set it, held to [`machine_cores`].
-pub fn usable_threads(asked: usize) -> Held {
-    let cores = machine_cores();
-    Held {
-        value: asked.clamp(1, cores),
-        note: (asked > cores)
-            .then(|| format!("Threads {asked} is more than the {cores} cores here: {cores} used")),
-    }
-}
 
 /// A bare `go` (no limit at all) searches this many nodes, about a second.
 pub const BARE_GO_NODES: u64 = 1_000_000;
@@ -988,27 +912,6 @@ mod tests {
         assert!(tt.hashfull() > 0);
         let root_entry = tt.probe(mpcmc_protocol::game::hash(&root));
         assert!(root_entry.and_then(|e| e.mv).is_some());
-    }
-
-    #[test]
-    fn hash_and_threads_are_held_to_the_machine() {
-        // 65 536 MB on 24 GB: half the machine.
-        let held = hash_within(65_536, Some(24_000));
-        assert_eq!(held.value, 12_000);
-        assert!(held.note.is_some());
-        assert_eq!(hash_within(256, Some(24_000)).value, 256);
-        assert_eq!(hash_within(256, Some(24_000)).note, None);
-        assert_eq!(hash_within(65_536, None).value, 65_536);
-        // This machine's figures are read (Linux).
-        if cfg!(target_os = "linux") {
-            assert!(machine_memory_mb().is_some_and(|mb| mb > 0));
-        }
-        assert!(machine_cores() >= 1);
-        let cores = machine_cores();
-        assert_eq!(usable_threads(cores + 1).value, cores);
-        assert!(usable_threads(cores + 1).note.is_some());
-        assert_eq!(usable_threads(1).value, 1);
-        assert_eq!(usable_threads(1).note, None);
     }
 
     #[test]

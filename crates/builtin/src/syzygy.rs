@@ -27,16 +27,30 @@ pub const PATH_SEPARATOR: char = ';';
 #[cfg(not(windows))]
 pub const PATH_SEPARATOR: char = ':';
 
-/// A `SyzygyPath` that cannot be used, naming what failed.
+/// A `SyzygyPath` that cannot be used, naming what failed. Its text says
+/// what is wrong with the path in plain words, never the system's error
+/// text: a GUI reads some of those (XBoard: `No such file`) as its engine
+/// failing to start.
 #[derive(Debug, thiserror::Error)]
 pub enum SyzygyError {
-    #[error("cannot read tablebase directory '{}': {source}", dir.display())]
+    #[error("{}", unreadable(dir, source))]
     Read {
         dir: PathBuf,
         source: std::io::Error,
     },
     #[error("no Syzygy tables (.rtbw/.rtbz) in '{path}'")]
     Empty { path: String },
+}
+
+/// Why `dir` cannot be read, in words of our own.
+fn unreadable(dir: &std::path::Path, source: &std::io::Error) -> String {
+    let dir = dir.display();
+    match source.kind() {
+        std::io::ErrorKind::NotFound => format!("there is no directory '{dir}'"),
+        std::io::ErrorKind::PermissionDenied => format!("directory '{dir}' may not be read"),
+        std::io::ErrorKind::NotADirectory => format!("'{dir}' is not a directory"),
+        _ => format!("directory '{dir}' cannot be read"),
+    }
 }
 
 /// The tables of every directory of a `SyzygyPath`.
@@ -114,11 +128,12 @@ impl Syzygy {
         Ok(tables)
     }
 
-    /// The tables `path` (a `SyzygyPath`, trimmed) names, for an engine's
-    /// `go`: opened once a path (`opened` keeps them, [`Syzygy::shared`]
-    /// shares them), said in an `info string` when first tried; `None` for
-    /// an empty path or one that cannot be used (the engine plays without).
-    pub fn for_go(
+    /// The tables `path` (a `SyzygyPath`, trimmed) names: opened once a
+    /// path (`opened` keeps them, [`Syzygy::shared`] shares them), what it
+    /// holds said in an `info string` when first tried (as Stockfish says
+    /// `Found N tablebases` when the option is set); `None` for an empty
+    /// path or one that holds none (the engine plays without).
+    pub fn opened(
         opened: &mut Opened<String, Syzygy>,
         path: &str,
         out: &Output,
@@ -129,14 +144,17 @@ impl Syzygy {
         opened.get(path.to_owned(), || match Syzygy::shared(path) {
             Ok(tables) => {
                 out.info_string(format!(
-                    "SyzygyPath: {} tablebase files, up to {} pieces",
+                    "SyzygyPath: found {} tablebase files, up to {} pieces",
                     tables.files(),
                     tables.max_pieces()
                 ));
                 Some(tables)
             }
             Err(e) => {
-                out.info_string(format!("SyzygyPath: {e}; playing without tablebases"));
+                tracing::info!("SyzygyPath '{path}': {e:?}");
+                out.info_string(format!(
+                    "SyzygyPath: found 0 tablebases ({e}); playing without tablebases"
+                ));
                 None
             }
         })
@@ -347,9 +365,9 @@ mod tests {
         // What is said is read back through the binary (tests/tablebase.rs).
         let (out, _writer) = Output::start(std::io::sink()).expect("writer");
         let mut opened = Opened::default();
-        assert!(Syzygy::for_go(&mut opened, "", &out).is_none());
+        assert!(Syzygy::opened(&mut opened, "", &out).is_none());
         for _ in 0..2 {
-            assert!(Syzygy::for_go(&mut opened, "/nonexistent/syzygy", &out).is_none());
+            assert!(Syzygy::opened(&mut opened, "/nonexistent/syzygy", &out).is_none());
         }
     }
 }

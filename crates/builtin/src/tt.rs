@@ -129,7 +129,7 @@ impl Packed {
 struct Bucket([Slot; 4]);
 
 pub struct TranspositionTable {
-    buckets: Box<[Bucket]>,
+    buckets: Buckets,
     generation: AtomicU8,
     /// 1 ..= `EPOCH_MASK`.
     epoch: AtomicU16,
@@ -137,21 +137,94 @@ pub struct TranspositionTable {
     aged_for: AtomicU64,
 }
 
+/// Empty buckets in memory allocated zeroed (all-zero slots are empty, as
+/// [`Bucket::default`]). The allocation is asked with the system
+/// allocator's own alignment, which it serves with `calloc`: pages the
+/// kernel zeroes on first touch. (Asked aligned to a cache line, Rust's
+/// allocator writes every byte itself; a 4 GB table was then resident at
+/// once.) The buckets start at the first cache line inside it.
+struct Buckets {
+    start: std::ptr::NonNull<Bucket>,
+    len: usize,
+    /// The allocation: `start` rounded down, with a line to spare.
+    base: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: the buckets are atomics, shared as `&[Bucket]` only; the
+// allocation is owned and freed once.
+unsafe impl Send for Buckets {}
+unsafe impl Sync for Buckets {}
+
+impl Buckets {
+    /// `len` empty buckets; `None` when that much cannot be allocated.
+    fn zeroed(len: usize) -> Option<Buckets> {
+        let line = align_of::<Bucket>();
+        let size = len.checked_mul(size_of::<Bucket>())?.checked_add(line)?;
+        let layout = std::alloc::Layout::from_size_align(size, 16).ok()?;
+        // SAFETY: the layout's size is non-zero (at least a line).
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        if base.is_null() {
+            return None;
+        }
+        let offset = base.align_offset(line);
+        if offset >= line {
+            // SAFETY: allocated just now with this layout.
+            unsafe { std::alloc::dealloc(base, layout) };
+            return None;
+        }
+        // SAFETY: `offset < line`, so `len` buckets from there lie inside
+        // the allocation of `len` buckets and a line.
+        let start = unsafe { base.add(offset) }.cast::<Bucket>();
+        Some(Buckets {
+            start: std::ptr::NonNull::new(start)?,
+            len,
+            base,
+            layout,
+        })
+    }
+}
+
+impl std::ops::Deref for Buckets {
+    type Target = [Bucket];
+
+    fn deref(&self) -> &[Bucket] {
+        // SAFETY: `len` aligned buckets, zeroed (a valid value of atomics)
+        // at allocation and changed only through their atomics since.
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Buckets {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.base, self.layout) };
+    }
+}
+
 /// Fewest buckets, whatever the size asked.
 const MIN_BUCKETS: usize = 256;
 
 impl TranspositionTable {
     /// A table of `mb` megabytes, or the largest half, quarter, … of it that
-    /// can be allocated.
+    /// can be allocated. Its memory is asked for zeroed, which the system
+    /// gives as pages it fills on first touch: a large table costs nothing
+    /// until the search writes to it (writing every bucket first made the
+    /// first `go` of a 12 GB `Hash` wait 15 s).
     pub fn new(mb: usize) -> TranspositionTable {
         let mut len = (mb.saturating_mul(1024 * 1024) / size_of::<Bucket>()).max(MIN_BUCKETS);
-        let mut buckets = Vec::new();
-        while buckets.try_reserve_exact(len).is_err() && len > MIN_BUCKETS {
-            len /= 2;
-        }
-        buckets.resize_with(len, Bucket::default);
+        let buckets = loop {
+            match Buckets::zeroed(len) {
+                Some(buckets) => break buckets,
+                None if len > MIN_BUCKETS => len /= 2,
+                // Not even the least: out of memory, as a `Vec` would be.
+                None => std::alloc::handle_alloc_error(std::alloc::Layout::new::<
+                    [Bucket; MIN_BUCKETS],
+                >()),
+            }
+        };
         TranspositionTable {
-            buckets: buckets.into_boxed_slice(),
+            buckets,
             generation: AtomicU8::new(0),
             epoch: AtomicU16::new(1),
             aged_for: AtomicU64::new(0),
@@ -287,6 +360,31 @@ mod tests {
     use shakmaty::{Role, Square};
 
     use super::*;
+
+    /// This process's resident memory, in MB (Linux).
+    fn resident_mb() -> Option<usize> {
+        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+        let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
+        Some(pages * 4096 / (1024 * 1024))
+    }
+
+    #[test]
+    fn a_large_table_costs_no_memory_until_written() {
+        let Some(before) = resident_mb() else {
+            return;
+        };
+        let tt = TranspositionTable::new(4096);
+        assert_eq!(tt.mb(), 4096);
+        let after = resident_mb().expect("statm");
+        // Writing every bucket at creation made it all resident (and the
+        // first `go` of a 12 GB table wait 15 s). Other tests of this
+        // binary allocate beside it: a margin far below the table.
+        assert!(
+            after < before + 1024,
+            "{before} MB resident before, {after} MB after"
+        );
+        assert!(tt.probe(1).is_none());
+    }
 
     #[test]
     fn stores_and_probes() {

@@ -57,8 +57,7 @@ pub struct Standalone<S> {
     /// `ucinewgame` came: the next search clears first (the engine may still
     /// be busy with a stopped search now).
     clear: Arc<AtomicBool>,
-    /// The tablebases of `SyzygyPath`, opened at the first `go` after it
-    /// is set.
+    /// The tablebases of `SyzygyPath`, opened when it is set.
     tables: Opened<String, Syzygy>,
 }
 
@@ -86,15 +85,28 @@ impl<S: Settings> Searcher for Standalone<S> {
         self.settings.declared()
     }
 
-    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), S::Error> {
-        self.settings.set(name, value)
+    /// A `SyzygyPath` is opened when set: what it holds is said then.
+    fn set_option(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        out: &Output,
+    ) -> Result<(), S::Error> {
+        self.settings.set(name, value)?;
+        if name.trim().eq_ignore_ascii_case("SyzygyPath") {
+            Syzygy::opened(&mut self.tables, &self.settings.syzygy().0, out);
+        }
+        Ok(())
     }
 
     fn castling_mode(&self) -> CastlingMode {
         self.settings.castling_mode()
     }
 
-    async fn ready(&mut self, _: &Output) {}
+    /// The tablebases are opened (said once a path, as when it is set).
+    async fn ready(&mut self, out: &Output) {
+        Syzygy::opened(&mut self.tables, &self.settings.syzygy().0, out);
+    }
 
     fn new_game(&mut self) {
         self.clear.store(true, Ordering::Relaxed);
@@ -107,7 +119,7 @@ impl<S: Settings> Searcher for Standalone<S> {
             request.out.info_string(note);
         }
         let (path, fifty_move_rule) = self.settings.syzygy();
-        let tables = Syzygy::for_go(&mut self.tables, &path, &request.out);
+        let tables = Syzygy::opened(&mut self.tables, &path, &request.out);
         tokio::spawn(go::run(BuiltinGo {
             go: request.go,
             game: request.game,

@@ -42,8 +42,20 @@ pub enum ParseError {
     MissingValue { field: String },
     #[error("'{line}': {reason}")]
     Syntax { line: String, reason: String },
+    /// A `position` line that names no position (`position foo`).
+    #[error("'{line}': {reason}")]
+    Position { line: String, reason: String },
     #[error("a line of more than {} bytes, skipped", crate::lines::MAX_LINE)]
     Overlong,
+}
+
+impl ParseError {
+    /// The line was a `position` command that names no position (its FEN
+    /// cannot be read, or no start is given): the GUI meant a position
+    /// other than the last one.
+    pub fn is_position(&self) -> bool {
+        matches!(self, ParseError::Fen { .. } | ParseError::Position { .. })
+    }
 }
 
 /// A parsed line with the recoverable problems found in it.
@@ -184,7 +196,7 @@ fn parse_position(line: &str, rest: &[&str]) -> Result<Parsed<GuiCommand>, Parse
             StartPosition::Fen(fen)
         }
         _ => {
-            return Err(ParseError::Syntax {
+            return Err(ParseError::Position {
                 line: line.trim().to_owned(),
                 reason: "expected 'position startpos|fen <fen> [moves ...]'".to_owned(),
             });

@@ -147,9 +147,7 @@ impl Game {
                 match pos {
                     Ok(pos) => (Some(Fen::from_position(&pos, EnPassantMode::Legal)), pos),
                     Err(e) => {
-                        return Err(format!(
-                            "impossible position '{fen}': {e}; keeping the previous position"
-                        ));
+                        return Err(format!("impossible position '{fen}': {e}"));
                     }
                 }
             }

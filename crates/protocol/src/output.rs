@@ -150,10 +150,12 @@ impl Output {
     }
 
     /// `info string …`: diagnostics a GUI shows and logs. A word of the
-    /// text that is an `info` keyword gets a `:` ([`unparsable`]).
+    /// text that is an `info` keyword gets a `:` ([`unparsable`]), and a
+    /// phrase a GUI reads as its engine failing is put in other words
+    /// ([`harmless`]).
     pub fn info_string(&self, text: impl std::fmt::Display) {
         self.info(Info {
-            string: Some(unparsable(&text.to_string())),
+            string: Some(unparsable(&harmless(&text.to_string()))),
             ..Info::default()
         });
     }
@@ -200,6 +202,79 @@ pub fn unparsable(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Phrases a GUI reads in any engine line as a failure, each with words of
+/// the same meaning that no GUI reads so; matched ignoring case (the GUIs
+/// below match them as written; other cases are too close to risk).
+///
+/// Polyglot (the UCI-to-xboard adapter of XBoard and of many Arena set-ups)
+/// passes every `info string` of a search to XBoard as a thinking line
+/// (`7 +0 0 0 <text>`, `send_info` in its `xboard2uci.c`), and XBoard's
+/// `HandleMachineMove` (`backend.c`) searches every line an engine writes:
+/// - `unknown host`, `No remote directory`, `not found`, `No such file`,
+///   `can't alloc`, `Permission denied`: "Failed to start … chess
+///   program"; XBoard stops reading the engine, and its clock runs out
+///   (Debian's XBoard sends `egtpath syzygy /EGT/Syzygy`, a directory that
+///   is not there, and mpcmc said so in the system's words);
+/// - `Draw`, `game is a draw`: the engine claims a draw (a false claim
+///   loses the game in engine matches), and `offer` with `draw`: it offers
+///   one.
+///
+/// Polyglot itself, before `uciok`, reads a line holding `uci` and `error`
+/// or `illegal` (in any case) as "not a UCI engine", and cutechess's and
+/// XBoard's xboard readers end a game on a line that starts `Illegal move`
+/// or `Error`: those words are put otherwise too.
+const FAILURE_PHRASES: [(&str, &str); 10] = [
+    ("no such file", "no file"),
+    ("not found", "missing"),
+    ("permission denied", "not permitted"),
+    ("can't alloc", "cannot get memory"),
+    ("unknown host", "host unknown"),
+    ("no remote directory", "remote directory missing"),
+    ("game is a draw", "game is drawn"),
+    ("illegal", "not legal"),
+    ("error", "fault"),
+    ("resign", "give up"),
+];
+
+/// `text` with every phrase of [`FAILURE_PHRASES`] in other words, `Draw`
+/// written `draw`, and `offer` beside a `draw` written `bid`; nor is it
+/// ever `DrawOffer` or `Resign` alone, nor starts `xboard ` (Polyglot reads
+/// those as a draw offer, a resignation, and a line to pass to XBoard as
+/// it is).
+pub fn harmless(text: &str) -> String {
+    let mut text = text.to_owned();
+    for (phrase, instead) in FAILURE_PHRASES {
+        text = replace_ignoring_case(&text, phrase, instead);
+    }
+    text = text.replace("Draw", "draw");
+    if text.to_ascii_lowercase().contains("draw") {
+        text = replace_ignoring_case(&text, "offer", "bid");
+    }
+    if text.trim_start().to_ascii_lowercase().starts_with("xboard") {
+        text = format!("mpcmc: {text}");
+    }
+    text
+}
+
+/// `text` with every `phrase` (lowercase ASCII), in whatever case, replaced
+/// by `instead`.
+fn replace_ignoring_case(text: &str, phrase: &str, instead: &str) -> String {
+    // ASCII lowercasing keeps every byte offset.
+    let lower = text.to_ascii_lowercase();
+    if !lower.contains(phrase) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (at, _) in lower.match_indices(phrase) {
+        out.push_str(&text[from..at]);
+        out.push_str(instead);
+        from = at + phrase.len();
+    }
+    out.push_str(&text[from..]);
+    out
 }
 
 /// `line` with every control character written as a Rust escape (`\0` →
@@ -273,6 +348,45 @@ mod tests {
         assert!(writer.wait(std::time::Duration::from_secs(5)));
         let text = String::from_utf8(sink.0.lock().expect("sink").clone()).expect("utf-8");
         assert_eq!(text, "info string one\ninfo string four\n");
+    }
+
+    /// What XBoard (through Polyglot) and Polyglot read as a failure never
+    /// reaches them (the texts as mpcmc wrote them before, and the
+    /// system's own), and the meaning survives.
+    #[test]
+    fn an_info_string_holds_no_phrase_a_gui_reads_as_failure() {
+        let cases = [
+            (
+                "SyzygyPath: cannot read tablebase directory '/EGT/Syzygy': No such file or \
+                 directory (os error 2); playing without tablebases",
+                "SyzygyPath: cannot read tablebase directory '/EGT/Syzygy': no file or \
+                 directory (os fault 2); playing without tablebases",
+            ),
+            ("BookFile: Permission denied", "BookFile: not permitted"),
+            ("engine not found", "engine missing"),
+            ("ssh: Unknown host 'x'", "ssh: host unknown 'x'"),
+            (
+                "illegal move 'e1e3' (move 3): Illegal",
+                "not legal move 'e1e3' (move 3): not legal",
+            ),
+            ("Error in uci handshake", "fault in uci handshake"),
+            ("Draw by repetition", "draw by repetition"),
+            ("the game is a draw", "the game is drawn"),
+            ("a level offers a draw", "a level bids a draw"),
+            ("Resign", "give up"),
+            ("xboard usermove", "mpcmc: xboard usermove"),
+            ("an offer", "an offer"),
+        ];
+        for (text, said) in cases {
+            assert_eq!(harmless(text), said, "{text}");
+        }
+        let sink = Shared::default();
+        let (out, writer) = Output::start(sink.clone()).expect("writer");
+        out.info_string("No such file, nodes 3");
+        drop(out);
+        assert!(writer.wait(std::time::Duration::from_secs(5)));
+        let text = String::from_utf8(sink.0.lock().expect("sink").clone()).expect("utf-8");
+        assert_eq!(text, "info string no file, nodes: 3\n");
     }
 
     /// Polyglot ends an `info string` at the next `info` keyword and reads

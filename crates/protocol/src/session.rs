@@ -130,8 +130,15 @@ pub trait Searcher {
     fn name(&self) -> String;
     /// The `option` lines of `uci`, in order.
     fn options(&self) -> Vec<OptionSpec>;
-    /// `setoption name <name> [value <value>]`.
-    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), Self::OptionError>;
+    /// `setoption name <name> [value <value>]`; what the new value means
+    /// here (tablebases found or not) may be said on `out` at once, as
+    /// Stockfish says it, rather than in the middle of a search.
+    fn set_option(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        out: &Output,
+    ) -> Result<(), Self::OptionError>;
     /// How castling moves are read and written (`UCI_Chess960`).
     fn castling_mode(&self) -> CastlingMode;
     /// `isready` while no search runs: what must be up before `readyok`
@@ -212,6 +219,30 @@ fn first_legal_bestmove(out: &Output, game: &Game) {
     out.bestmove(pos, first, None, game.castling_mode());
 }
 
+/// The answer to a `go` with no position to search (the last `position`
+/// was refused): an `info string` and `bestmove (none)`, after `stop` or
+/// `ponderhit` when the `go` waits to be told.
+async fn no_position(
+    ponder: bool,
+    until_told: bool,
+    reason: String,
+    out: Output,
+    stop: CancellationToken,
+    ponderhit: CancellationToken,
+) {
+    if until_told {
+        tokio::select! {
+            () = stop.cancelled() => {}
+            () = ponderhit.cancelled(), if ponder => {}
+        }
+    }
+    out.info_string(format!("no position to search ({reason}): no move"));
+    out.send(&EngineLine::BestMove {
+        best: None,
+        ponder: None,
+    });
+}
+
 /// How long `quit` (or a new `go`) waits for a search to write its
 /// `bestmove`.
 const QUIT_GRACE: Duration = Duration::from_secs(3);
@@ -223,6 +254,11 @@ pub struct Session<S> {
     game: Arc<Game>,
     /// Whether the GUI has set a position since start.
     positioned: bool,
+    /// Why the last `position` was refused (a FEN beyond repair): the GUI
+    /// meant a position the session does not have, so a `go` answers that
+    /// there is none (`bestmove (none)` and an `info string`), never a
+    /// move of the position before.
+    refused: Option<String>,
     search: Option<Running>,
     debug: bool,
 }
@@ -234,6 +270,7 @@ impl<S: Searcher> Session<S> {
             searcher,
             out,
             positioned: false,
+            refused: None,
             search: None,
             debug: false,
         }
@@ -292,7 +329,11 @@ impl<S: Searcher> Session<S> {
                 Some(Input::Line(read, Ok(parsed))) => (read, parsed),
                 Some(Input::Line(_, Err(ParseError::Empty))) => continue,
                 Some(Input::Line(_, Err(e))) => {
-                    self.out.info_string(e);
+                    if e.is_position() {
+                        self.refuse_position(e.to_string());
+                    } else {
+                        self.out.info_string(e);
+                    }
                     continue;
                 }
             };
@@ -311,7 +352,13 @@ impl<S: Searcher> Session<S> {
                 // Its answer is stale before it could be read.
                 self.finish_search().await;
                 tracing::debug!("a go with a newer go or position queued: answered unsearched");
-                first_legal_bestmove(&self.out, &self.game);
+                match &self.refused {
+                    Some(_) => self.out.send(&EngineLine::BestMove {
+                        best: None,
+                        ponder: None,
+                    }),
+                    None => first_legal_bestmove(&self.out, &self.game),
+                }
                 continue;
             }
             if quitting && parsed.command == GuiCommand::IsReady {
@@ -355,13 +402,14 @@ impl<S: Searcher> Session<S> {
                 self.out.send(&EngineLine::ReadyOk);
             }
             GuiCommand::SetOption { name, value } => {
-                if let Err(e) = self.searcher.set_option(&name, value.as_deref()) {
+                if let Err(e) = self.searcher.set_option(&name, value.as_deref(), &self.out) {
                     self.out.info_string(e);
                 }
             }
             GuiCommand::Register => {}
             GuiCommand::UciNewGame => {
                 self.searcher.new_game();
+                self.refused = None;
                 self.game = Arc::new(Game::new(
                     None,
                     Chess::default(),
@@ -387,15 +435,25 @@ impl<S: Searcher> Session<S> {
                 let (stop, ponderhit) = (CancellationToken::new(), CancellationToken::new());
                 let (until_told, ponder) = (go.ends_when_told(), go.ponder);
                 let (out, gate) = self.out.gated();
-                let task = self.searcher.go(GoRequest {
-                    go,
-                    game: self.game.clone(),
-                    out,
-                    received: read,
-                    stop: stop.clone(),
-                    ponderhit: ponderhit.clone(),
-                    debug: self.debug,
-                });
+                let task = match &self.refused {
+                    Some(reason) => tokio::spawn(no_position(
+                        go.ponder,
+                        until_told,
+                        reason.clone(),
+                        out,
+                        stop.clone(),
+                        ponderhit.clone(),
+                    )),
+                    None => self.searcher.go(GoRequest {
+                        go,
+                        game: self.game.clone(),
+                        out,
+                        received: read,
+                        stop: stop.clone(),
+                        ponderhit: ponderhit.clone(),
+                        debug: self.debug,
+                    }),
+                };
                 self.search = Some(Running {
                     until_told,
                     ponder,
@@ -435,9 +493,21 @@ impl<S: Searcher> Session<S> {
                 }
                 self.game = Arc::new(game);
                 self.positioned = true;
+                self.refused = None;
             }
-            Err(e) => self.out.info_string(e),
+            Err(e) => self.refuse_position(e),
         }
+    }
+
+    /// A `position` that names no position the session can search: said
+    /// now, and every `go` until the next good one answers that there is
+    /// none.
+    fn refuse_position(&mut self, reason: String) {
+        self.out.info_string(format!(
+            "{reason}; no position to search until the next position command"
+        ));
+        self.refused = Some(reason);
+        self.positioned = true;
     }
 
     /// Waits for a search with a limit to end by itself; one that waits for
