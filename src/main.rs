@@ -97,6 +97,11 @@ fn options_from(matches: &ArgMatches) -> anyhow::Result<Options> {
 }
 
 fn main() -> anyhow::Result<()> {
+    // A child's supervisor: nothing of the engine runs in it.
+    if let Some(code) = mpcmc::children::supervisor::run_if_asked() {
+        std::process::exit(code);
+    }
+    mpcmc::children::supervisor::enable();
     mpcmc::log::init();
     let matches = with_option_flags(Cli::command()).get_matches();
     let cli = Cli::from_arg_matches(&matches)?;

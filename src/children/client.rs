@@ -30,6 +30,7 @@ use mpcmc_protocol::{
 use crate::{
     children::command::{CommandError, EngineCommand},
     children::group::{self, End, Group},
+    children::supervisor,
     mpc::{ChildLimit, Extra, Progress, Query, Report, Role, Value},
 };
 
@@ -270,23 +271,34 @@ impl Client {
     /// waits for `readyok`.
     pub async fn spawn(config: &ChildConfig, label: String) -> Result<Client, ChildError> {
         let command = EngineCommand::parse(&config.command)?;
-        let mut child = Command::new(&command.program);
+        let end = command.end();
+        let spawn_error = |source| ChildError::Spawn {
+            command: config.command.clone(),
+            source,
+        };
+        let mut child = if supervisor::enabled() {
+            // The supervisor ends the group should mpcmc die.
+            let (program, args) = supervisor::command_line(&command.program, &command.args, end)
+                .map_err(spawn_error)?;
+            let mut child = Command::new(program);
+            child.args(args);
+            child
+        } else {
+            let mut child = Command::new(&command.program);
+            child.args(&command.args);
+            die_with_parent(&mut child, end);
+            child
+        };
         child
-            .args(&command.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         #[cfg(unix)]
         child.process_group(0);
-        let end = command.end();
         // A launcher ended by SIGTERM must not be killed first: its group
         // is ended its way when the client goes.
         child.kill_on_drop(end == End::Kill);
-        die_with_parent(&mut child, end);
-        let mut child = child.spawn().map_err(|source| ChildError::Spawn {
-            command: config.command.clone(),
-            source,
-        })?;
+        let mut child = child.spawn().map_err(spawn_error)?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(ChildError::Spawn {
                 command: config.command.clone(),
@@ -769,12 +781,14 @@ async fn log_stderr(stderr: tokio::process::ChildStderr, label: String) {
     }
 }
 
-/// Has the child ended when mpcmc dies, however it dies (`kill -9`
-/// included): `kill_on_drop` and `quit` cover every orderly end, but a child
-/// that ignores SIGTERM and stops reading its stdin would outlive a killed
-/// mpcmc. On Linux the kernel sends it `end`'s signal when its parent
-/// thread exits (the runtime's worker threads live as long as mpcmc):
-/// SIGKILL, SIGTERM for a launcher that must clean up (`srun`).
+/// Has a child started without a [`supervisor`] (outside the mpcmc
+/// binary: the library's tests) end when mpcmc dies: `kill_on_drop` and
+/// `quit` cover every orderly end, but a child that ignores SIGTERM and
+/// stops reading its stdin would outlive a killed mpcmc. On Linux the
+/// kernel sends it `end`'s signal when its parent thread exits (the
+/// runtime's worker threads live as long as mpcmc): SIGKILL, SIGTERM for a
+/// launcher that must clean up (`srun`). It reaches the direct child only:
+/// the supervisor ends the whole group.
 #[cfg(target_os = "linux")]
 fn die_with_parent(command: &mut Command, end: End) {
     let signal = group::signal(end);

@@ -6,9 +6,9 @@
 //! grandchild outlived `quit`, SIGTERM and the end of input. Now a
 //! [`Group`] ends its whole group when it is dropped (after `quit`, or with
 //! the client), and [`end_all`] ends every group still running when
-//! mpcmc itself is told to stop by a signal. (Against `kill -9` of mpcmc
-//! nothing runs: the direct child still dies with its parent, and an
-//! engine under a wrapper sees the end of its input.)
+//! mpcmc itself is told to stop by a signal. Against `kill -9` of mpcmc
+//! nothing of mpcmc runs: the child's [`supervisor`](super::supervisor),
+//! which leads the group, ends it then.
 
 use std::{
     collections::BTreeMap,

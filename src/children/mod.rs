@@ -15,6 +15,7 @@ pub mod inprocess;
 pub mod pool;
 pub mod simulated;
 pub mod slurm;
+pub mod supervisor;
 #[cfg(test)]
 mod tests;
 
