@@ -116,6 +116,39 @@ fn one_story_from_one_worker() {
     stories(ChildKind::Builtin, &["--multi-pv=2"], &GOS);
 }
 
+/// `MultiPV` when the root search alone decides (one worker on a clock or
+/// a move time, or too little time for a lookahead): the child is asked
+/// for the lines and the GUI gets them, as from the child alone. (One
+/// line came, the child's first: `go movetime 1000` with `MultiPV` 3 over
+/// the defaults.)
+#[test]
+fn multipv_lines_come_from_the_root_search_when_it_decides_alone() {
+    for child in [ChildKind::Builtin, ChildKind::Stockfish] {
+        let mut e = Mpcmc::over(child, &["--show-decisions=false", "--multi-pv=3"]);
+        e.handshake();
+        for go in [
+            "go movetime 1000",
+            "go wtime 20000 btime 20000 winc 100 binc 100",
+        ] {
+            e.send("position startpos moves e2e4");
+            e.send(go);
+            let (mv, lines) = e.bestmove(30 * SECOND);
+            assert_legal(&position(None, &["e2e4"]), &mv);
+            assert_one_story(&lines, &mv);
+            let infos = thinking(&lines);
+            let full = infos.windows(3).any(|w| {
+                (w[0].multipv, w[1].multipv, w[2].multipv) == (Some(1), Some(2), Some(3))
+                    && w[0].depth == w[2].depth
+                    && w[0].pv[0] != w[1].pv[0]
+                    && w[1].pv[0] != w[2].pv[0]
+                    && w[0].pv[0] != w[2].pv[0]
+            });
+            assert!(full, "{child:?} {go}: no set of three lines: {lines:#?}");
+        }
+        assert!(e.quit().success());
+    }
+}
+
 #[test]
 fn one_story_in_analysis() {
     for flags in [

@@ -31,7 +31,7 @@ use crate::{
     children::command::{CommandError, EngineCommand},
     children::group::{self, End, Group},
     children::supervisor,
-    mpc::{ChildLimit, Extra, Progress, Query, Report, Role, Value},
+    mpc::{ChildLimit, Extra, Progress, ProgressSink, PvOf, Query, Report, Role, Value},
 };
 
 /// How long a child may take to answer `uci`.
@@ -263,6 +263,9 @@ pub struct Client {
     /// The latest `isready` … `readyok`: what any answer costs beyond the
     /// child's work (pipes; for a child on another machine, the network).
     pub round_trip: Duration,
+    /// The `MultiPV` the child was last set to (1 as it starts): more only
+    /// for a search whose lines are shown ([`ProgressSink::lines`]).
+    multipv: u32,
 }
 
 impl Client {
@@ -354,6 +357,7 @@ impl Client {
             clear_hash: config.clear_hash,
             searching: false,
             round_trip: Duration::ZERO,
+            multipv: 1,
         };
         client.uci().await?;
         for (name, value) in &config.options {
@@ -444,6 +448,27 @@ impl Client {
             .map(|_| ())
     }
 
+    /// Sets the child's `MultiPV` to `lines` when it differs and the child
+    /// declares it; the lines its searches now give (1 where it cannot).
+    async fn set_multipv(&mut self, lines: u32) -> Result<u32, ChildError> {
+        let Some(spec) = self
+            .options
+            .iter()
+            .find(|o| o.name.eq_ignore_ascii_case("MultiPV"))
+        else {
+            return Ok(1);
+        };
+        if lines != self.multipv {
+            let command = GuiCommand::SetOption {
+                name: spec.name.clone(),
+                value: Some(lines.to_string()),
+            };
+            self.send(&command, "setting MultiPV").await?;
+            self.multipv = lines;
+        }
+        Ok(lines)
+    }
+
     /// `position` … for the query: the game's start and every move since, so
     /// the child sees repetitions.
     pub async fn position(&mut self, query: &Query) -> Result<(), ChildError> {
@@ -476,6 +501,8 @@ impl Client {
             self.ucinewgame(query.limit).await?;
         }
         self.position(query).await?;
+        let lines = query.progress.as_ref().map_or(1, ProgressSink::lines);
+        let lines = self.set_multipv(lines).await?;
         let go = GuiCommand::Go(query.go());
         let stall_after = stall_deadline(query.limit);
         let go_sent = Instant::now();
@@ -497,6 +524,13 @@ impl Client {
         let mut pv = Vec::new();
         // The position the pv of a progress line is read in, when one is shown.
         let shown = query.progress.as_ref().map(|sink| (sink, query.position()));
+        // With `MultiPV`, an iteration's first line waits for its others.
+        let mut set: Option<Progress> = None;
+        let flush = |set: &mut Option<Progress>| {
+            if let (Some(p), Some((sink, _))) = (set.take(), &shown) {
+                sink.send(p);
+            }
+        };
         loop {
             let line = tokio::select! {
                 biased;
@@ -517,6 +551,9 @@ impl Client {
                 }
                 line = self.read_line(since, limit, "bestmove", "searching") => line.map_err(|e| e.at(&query.position()))?,
             };
+            if matches!(line, EngineLine::BestMove { .. }) {
+                flush(&mut set);
+            }
             match line {
                 EngineLine::Info(info) if info.multipv.is_none_or(|k| k == 1) => {
                     let now = extra_of(&info);
@@ -529,13 +566,19 @@ impl Client {
                         // or adjudicate on it.
                         let refuted = score.and_then(|v| false_mate_claim(pos, line.first(), v));
                         if !line.is_empty() && refuted.is_none() {
-                            sink.send(Progress {
+                            flush(&mut set);
+                            let progress = Progress {
                                 depth: d,
                                 extra: now,
                                 score,
                                 nodes: info.nodes.unwrap_or(nodes),
                                 pv: line,
-                            });
+                                others: Vec::new(),
+                            };
+                            match lines {
+                                1 => sink.send(progress),
+                                _ => set = Some(progress),
+                            }
                         }
                     }
                     depth = info.depth.unwrap_or(depth);
@@ -556,6 +599,23 @@ impl Client {
                     }
                     if !info.pv.is_empty() {
                         pv = info.pv;
+                    }
+                }
+                // The iteration's other lines (`MultiPV`), when shown.
+                EngineLine::Info(info) if info.multipv.is_some() => {
+                    if let (Some(p), Some((_, pos))) = (&mut set, &shown)
+                        && info.depth == Some(p.depth)
+                    {
+                        let line = legal_prefix(pos, &info.pv);
+                        if line.first().is_some_and(|m| !p.pv.starts_with(&[*m])) {
+                            p.others.push(PvOf {
+                                score: info.score.map(Value::from_uci),
+                                pv: line,
+                            });
+                        }
+                        if p.others.len() + 1 >= lines as usize {
+                            flush(&mut set);
+                        }
                     }
                 }
                 // Some engines answer an early `stop` with no move: the search

@@ -25,7 +25,7 @@ use mpcmc_builtin::{self as builtin, Limits, StopOnDrop, TranspositionTable, syz
 
 use crate::{
     children::client::{ChildConfig, ChildError, STOP_TIMEOUT, SearchError},
-    mpc::{Extra, Progress, Query, Report, Value, game::hash},
+    mpc::{Extra, Progress, PvOf, Query, Report, Value, game::hash},
 };
 
 /// The command line that names the built-in engine.
@@ -139,7 +139,13 @@ impl InProcess {
             history.push(hash(&pos));
         }
         history.pop();
-        let limits = Limits::from_go(&query.go(), root.turn(), Duration::ZERO);
+        let limits = Limits {
+            multipv: query
+                .progress
+                .as_ref()
+                .map_or(1, |sink| sink.lines() as usize),
+            ..Limits::from_go(&query.go(), root.turn(), Duration::ZERO)
+        };
         // Pondering, what ends the search after `ponderhit`.
         let ponder_limits = query.ponderhit.is_some().then(|| limits.clone());
         // Set when this future ends, however it ends (also when dropped).
@@ -186,6 +192,14 @@ impl InProcess {
                         score: Some(Value::from_uci(p.score)),
                         nodes: p.nodes,
                         pv: p.pv.clone(),
+                        others: p
+                            .others
+                            .iter()
+                            .map(|(score, pv)| PvOf {
+                                score: Some(Value::from_uci(*score)),
+                                pv: pv.clone(),
+                            })
+                            .collect(),
                     });
                 }
             };

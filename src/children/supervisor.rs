@@ -89,27 +89,41 @@ fn find_program(program: &str) -> io::Result<PathBuf> {
         use std::os::unix::fs::PermissionsExt;
         std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
+    let denied = || {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("'{program}' is not a program this user may run"),
+        )
+    };
     if program.contains('/') {
-        return match executable(Path::new(program))? {
-            true => Ok(PathBuf::from(program)),
-            false => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
+        return match executable(Path::new(program)) {
+            Ok(true) => Ok(PathBuf::from(program)),
+            Ok(false) => Err(denied()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("there is no program '{program}'"),
+            )),
+            Err(e) => Err(e),
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    let mut denied = false;
+    let mut found_but_denied = false;
     for dir in std::env::split_paths(&path) {
         let candidate = dir.join(program);
         match executable(&candidate) {
             Ok(true) => return Ok(candidate),
-            Ok(false) => denied = true,
+            Ok(false) => found_but_denied = true,
             Err(_) => {}
         }
     }
-    Err(io::Error::from(if denied {
-        io::ErrorKind::PermissionDenied
+    Err(if found_but_denied {
+        denied()
     } else {
-        io::ErrorKind::NotFound
-    }))
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("there is no program '{program}' on PATH"),
+        )
+    })
 }
 
 /// Supervisor mode, when the process's arguments ask for it: runs the

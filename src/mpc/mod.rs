@@ -152,16 +152,38 @@ pub struct Progress {
     pub score: Option<Value>,
     pub nodes: u64,
     pub pv: Vec<Move>,
+    /// With [`ProgressSink::lines`] above 1, the iteration's next best
+    /// root moves (the child's own `multipv` 2, 3, …), best first.
+    pub others: Vec<PvOf>,
+}
+
+/// One more line of a child's iteration: its score and its moves, the
+/// first a root move.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PvOf {
+    pub score: Option<Value>,
+    pub pv: Vec<Move>,
 }
 
 /// Receives a search's [`Progress`] (on whatever thread the child reports
-/// from).
+/// from), and says how many lines of each iteration it shows.
 #[derive(Clone)]
-pub struct ProgressSink(Arc<dyn Fn(Progress) + Send + Sync>);
+pub struct ProgressSink(Arc<dyn Fn(Progress) + Send + Sync>, u32);
 
 impl ProgressSink {
     pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> ProgressSink {
-        ProgressSink(Arc::new(f))
+        ProgressSink(Arc::new(f), 1)
+    }
+
+    /// The same sink, shown `lines` lines an iteration (`MultiPV`): the
+    /// child is asked for them.
+    pub fn showing(self, lines: u32) -> ProgressSink {
+        ProgressSink(self.0, lines.max(1))
+    }
+
+    /// The lines of each iteration shown: the child's `MultiPV`.
+    pub fn lines(&self) -> u32 {
+        self.1
     }
 
     pub fn send(&self, progress: Progress) {

@@ -178,26 +178,31 @@ impl Pane {
 
     /// A child's iteration, when the child's search is the decision:
     /// at most one each [`RELAY_EVERY`]; `before` the nodes of this `go`
-    /// before that search.
+    /// before that search. With `MultiPV`, the child's own lines of the
+    /// iteration make the set.
     pub fn relay(&self, p: &Progress, before: u64) {
         let mut shown = self.shown();
         if shown.relayed.is_some_and(|t| t.elapsed() < RELAY_EVERY) {
             return;
         }
         shown.relayed = Some(Instant::now());
-        shown.depth = shown.depth.max(p.depth);
-        let depth = shown.depth;
-        let counts = Info {
-            depth: Some(depth),
-            ..self.counts(&mut shown, before + p.nodes)
+        let line = |value, pv: &[Move], extra| PvLine {
+            depth: p.depth,
+            value,
+            pv: pv.to_vec(),
+            extra,
         };
-        let info = Info {
-            score: p.score.map(Value::to_uci),
-            pv: uci_line(&self.0.game, &p.pv),
-            ..self.with_extra(counts, p.extra)
-        };
-        shown.last = Some((p.pv.first().copied(), p.score));
-        self.0.out.info(info);
+        let others: Vec<PvLine> = p
+            .others
+            .iter()
+            .map(|o| line(o.score, &o.pv, Extra::default()))
+            .collect();
+        self.write_set(
+            &mut shown,
+            line(p.score, &p.pv, p.extra),
+            &others,
+            before + p.nodes,
+        );
     }
 
     /// `currmove`: the lookahead has valued its `done`-th root move.

@@ -126,6 +126,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
                 tbhits: outcome.tbhits,
                 time: started.elapsed(),
                 pv: outcome.pv.clone(),
+                others: Vec::new(),
             };
             out.info(info(&last, castling, started));
         }

@@ -67,6 +67,9 @@ pub struct Limits {
     /// Search only these root moves (`go searchmoves`); empty: every move.
     /// Moves not legal at the root are ignored.
     pub searchmoves: Vec<Move>,
+    /// Lines an iteration (`MultiPV`): the best root move, then the best of
+    /// the others, and so on ([`Progress::others`]); 0 and 1: one.
+    pub multipv: usize,
 }
 
 /// The most search threads an engine runs ([`Engine::set_threads`]).
@@ -105,6 +108,7 @@ impl Limits {
                     movestogo: go.moves_to_go(),
                 }),
             infinite: go.ends_when_told(),
+            multipv: 1,
             searchmoves: Vec::new(),
         }
     }
@@ -190,6 +194,10 @@ pub struct Progress {
     pub tbhits: u64,
     pub time: Duration,
     pub pv: Vec<Move>,
+    /// With [`Limits::multipv`] above 1, the best lines of the other root
+    /// moves at the same depth, best first: each root move's score and line
+    /// searched without the moves of the lines before it.
+    pub others: Vec<(UciScore, Vec<Move>)>,
 }
 
 /// The result of a search.
@@ -417,6 +425,7 @@ impl Engine {
                 stop,
                 &helper_counts,
                 started,
+                limits.multipv,
                 on_progress,
             )
         })
@@ -441,6 +450,7 @@ impl Engine {
         stop: &AtomicBool,
         helper_counts: &Counts,
         started: Instant,
+        multipv: usize,
         on_progress: &mut dyn FnMut(&Progress),
     ) -> Outcome {
         let max_depth = budget.depth;
@@ -469,6 +479,7 @@ impl Engine {
                     .filter(|pv| !pv.is_empty())
                     .unwrap_or_else(|| vec![first_move]);
             }
+            let others = search.other_lines(root, root_moves, &pv, depth, multipv);
             on_progress(&Progress {
                 depth,
                 seldepth: (search.seldepth as u32).max(depth),
@@ -477,8 +488,19 @@ impl Engine {
                 tbhits: root_hits + search.tbhits + helper_counts.tbhits.load(Ordering::Relaxed),
                 time: started.elapsed(),
                 pv: pv.clone(),
+                others: others
+                    .into_iter()
+                    .map(|(score, pv)| (shown(score), legal_prefix(root, &pv)))
+                    .filter(|(_, pv)| !pv.is_empty())
+                    .collect(),
             });
             completed = Some((depth, score, pv));
+            if search.stopped {
+                // Stopped in another line's search: what it found is not
+                // the best move's.
+                search.root_best = None;
+                break;
+            }
             search.limits_armed = true;
             if search
                 .budget()
@@ -785,6 +807,36 @@ mod tests {
         let mut engine = Engine::new(4);
         let out = engine.search(&pos(fen), &[], limits, &stop, &mut |p| seen.push(p.clone()));
         (out, seen)
+    }
+
+    #[test]
+    fn multipv_gives_the_best_lines_of_distinct_root_moves() {
+        // Rxd5 wins the queen; every other move does not.
+        let fen = "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1";
+        let limits = Limits {
+            multipv: 3,
+            ..depth(5)
+        };
+        let (out, seen) = run(fen, &limits);
+        assert_eq!(out.best.map(|m| m.to().to_string()), Some("d5".to_owned()));
+        for p in &seen {
+            assert_eq!(p.others.len(), 2, "depth {}", p.depth);
+            let mut firsts: Vec<Move> = p.others.iter().map(|(_, pv)| pv[0]).collect();
+            firsts.push(p.pv[0]);
+            firsts.sort_by_key(|m| m.to_string());
+            firsts.dedup();
+            assert_eq!(firsts.len(), 3, "distinct root moves at depth {}", p.depth);
+        }
+        let last = seen.last().expect("iterations");
+        let cp = |s: &UciScore| match s.kind {
+            ScoreKind::Cp(cp) => cp,
+            ScoreKind::Mate(m) => 100_000 * m.signum(),
+        };
+        assert!(cp(&last.others[0].0) < cp(&last.score) - 500, "{last:?}");
+        // One line: none other.
+        let (same, seen) = run(fen, &depth(5));
+        assert_eq!(same.best, out.best);
+        assert!(seen.iter().all(|p| p.others.is_empty()));
     }
 
     fn depth(d: u32) -> Limits {

@@ -321,6 +321,53 @@ impl<'a> Search<'a> {
 
     /// One iteration at `depth` with the aspiration window around `prev`.
     /// `None` when stopped.
+    /// The best lines of the root moves after `best` (the iteration's
+    /// line, just searched to `depth`), up to `multipv` lines in all: each
+    /// the best of the moves no line before it starts with, searched to
+    /// the same depth. Fewer when the root has fewer moves or the search
+    /// is stopped (a line cut short is left out). The root's moves to
+    /// search are as before after.
+    pub fn other_lines(
+        &mut self,
+        root: &Chess,
+        root_moves: &MoveList,
+        best: &[Move],
+        depth: u32,
+        multipv: usize,
+    ) -> Vec<(i32, Vec<Move>)> {
+        let mut lines = Vec::new();
+        let Some(&first) = best.first() else {
+            return lines;
+        };
+        let asked = self.root_moves.take();
+        let mut taken = vec![first];
+        while lines.len() + 1 < multipv {
+            let rest: MoveList = root_moves
+                .iter()
+                .filter(|m| !taken.contains(m))
+                .copied()
+                .collect();
+            let Some(&fallback) = rest.first() else {
+                break;
+            };
+            self.root_moves = Some(rest);
+            self.root_best = None;
+            let Some(score) = self.iterate(root, depth, None) else {
+                break;
+            };
+            let best_of_rest = self.root_best.as_ref().map(|b| b.pv.clone());
+            let pv = [Some(self.root_pv()), best_of_rest]
+                .into_iter()
+                .flatten()
+                .find(|pv| pv.first().is_some_and(|m| !taken.contains(m)))
+                .unwrap_or_else(|| vec![fallback]);
+            taken.push(pv[0]);
+            lines.push((score, pv));
+        }
+        self.root_moves = asked;
+        lines
+    }
+
     pub fn iterate(&mut self, root: &Chess, depth: u32, prev: Option<i32>) -> Option<i32> {
         let root_hash = self.hashes[self.root_index];
         let in_check = root.is_check();

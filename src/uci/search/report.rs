@@ -103,6 +103,7 @@ impl Search {
                 *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
             }
         })
+        .showing(self.req.options.multi_pv)
     }
 
     /// A decision's lines in the pane, and how it was reached: detail
@@ -110,7 +111,9 @@ impl Search {
     pub(super) fn report(&self, o: &Outcome) {
         let d = &o.decision;
         let (first, others) = lines_of(&self.pane, d, &d.candidates, o.settings.lookahead.plies());
-        self.pane.set(first, &others, self.nodes);
+        // Unless the pane shows it last already (a root search relayed as
+        // it went): one line twice told nothing.
+        self.pane.finish(first, &others, self.nodes);
         self.pane.detail(self.how(o));
         // Child failures other than being cut short are worth a line each kind.
         let mut failures: Vec<String> = d
