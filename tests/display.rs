@@ -149,6 +149,49 @@ fn multipv_lines_come_from_the_root_search_when_it_decides_alone() {
     }
 }
 
+/// In analysis a pass can run for a minute: the GUI still hears of the
+/// work at least every second (`info nodes … time …`, no line of moves),
+/// the counts never going down. (Nothing came for over a minute in
+/// XBoard's analysis; its clock looked frozen.)
+#[test]
+fn analysis_says_its_work_at_least_every_second() {
+    let mut e = Mpcmc::over(ChildKind::Builtin, &["--show-decisions=false"]);
+    e.handshake();
+    e.send("position startpos moves e2e4 e7e5");
+    e.send("go infinite");
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    e.send("stop");
+    let (_, lines) = e.bestmove(10 * SECOND);
+    let counted: Vec<Info> = lines
+        .iter()
+        .filter_map(|l| match parse_engine_line(l) {
+            Ok(EngineLine::Info(i)) if i.nodes.is_some() => Some(i),
+            _ => None,
+        })
+        .collect();
+    let pulses = counted.iter().filter(|i| i.pv.is_empty()).count();
+    assert!(pulses > 0, "no pulse: {lines:#?}");
+    for i in counted.iter().filter(|i| i.pv.is_empty()) {
+        assert!(i.depth.is_none() && i.score.is_none(), "{i}");
+    }
+    // Gaps by the engine's own `time`: none above a second and a quarter
+    // (the pulse is looked at four times a second), more only when the
+    // machine is busy.
+    let slack = if common::machine_busy() { 1000 } else { 0 };
+    let mut last = (0, 0);
+    for i in &counted {
+        let (time, nodes) = (i.time.expect("time"), i.nodes.expect("nodes"));
+        assert!(
+            time - last.0 <= 1250 + slack,
+            "{} ms without a count: {lines:#?}",
+            time - last.0
+        );
+        assert!(nodes >= last.1, "nodes went down: {i}");
+        last = (time, nodes);
+    }
+    assert!(e.quit().success());
+}
+
 #[test]
 fn one_story_in_analysis() {
     for flags in [

@@ -42,6 +42,10 @@ use crate::{
 /// reader's `go movetime 500` into 22 s.
 const RELAY_EVERY: Duration = Duration::from_millis(20);
 
+/// The longest a search goes without a line that counts its work
+/// ([`Pane::pulse`]): GUIs show time and nodes from these lines.
+pub const PULSE_EVERY: Duration = Duration::from_secs(1);
+
 /// One line of a set: a root move, its value and the line after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PvLine {
@@ -61,6 +65,9 @@ struct Shown {
     nodes: u64,
     /// When a child's iteration was last relayed.
     relayed: Option<Instant>,
+    /// When a line with counts (a set, a relayed iteration, a pulse) was
+    /// last written.
+    counted: Option<Instant>,
     /// The first line of the last set shown: its move and value.
     last: Option<(Option<Move>, Option<Value>)>,
 }
@@ -112,7 +119,22 @@ impl Pane {
     /// since the `go`.
     fn counts(&self, shown: &mut Shown, nodes: u64) -> Info {
         shown.nodes = shown.nodes.max(nodes);
+        shown.counted = Some(Instant::now());
         Info::counts(shown.nodes, self.0.received.elapsed())
+    }
+
+    /// `info nodes … nps … time …` (no depth, no line: a GUI's adapter
+    /// makes no thinking line of it), when no line has said them for
+    /// [`PULSE_EVERY`]: a long round in analysis showed nothing for over a
+    /// minute, and XBoard's clock looked frozen. `nodes`: the `go`'s work
+    /// counted so far (never shown below a count shown before).
+    pub fn pulse(&self, nodes: u64) {
+        let mut shown = self.shown();
+        if shown.counted.is_some_and(|t| t.elapsed() < PULSE_EVERY) {
+            return;
+        }
+        let counts = self.counts(&mut shown, nodes);
+        self.0.out.info(counts);
     }
 
     /// One report: `first`, the move that would be played, then with

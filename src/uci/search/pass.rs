@@ -1,7 +1,13 @@
 //! One pass, or rounds, of lookahead under the work a plan gives, with
 //! the pane kept current and the ends of the `go` watched.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Instant,
+};
 
 use shakmaty::uci::UciMove;
 use tokio_util::sync::CancellationToken;
@@ -18,6 +24,7 @@ use crate::{
 };
 
 use super::{Ends, OnPonderHit, Outcome, Search, plan::Work, report::lines_of};
+use crate::uci::pane::PULSE_EVERY;
 
 impl Search {
     /// One lookahead pass, ended early by `stop` and as `ends` says. A complete
@@ -45,7 +52,11 @@ impl Search {
         let castling = self.req.game.castling_mode();
         let debug = self.req.debug;
         let pane = self.pane.clone();
+        // The nodes of the calls answered so far, for the pane's pulse.
+        let answered = AtomicU64::new(0);
         let mut on_candidate = |c: &crate::mpc::Candidate, done: usize| {
+            let nodes: u64 = c.calls.iter().map(|r| r.nodes).sum();
+            answered.fetch_add(nodes, Ordering::Relaxed);
             pane.currmove(c.mv, done);
             let mv = UciMove::from_move(c.mv, castling);
             if debug {
@@ -139,12 +150,19 @@ impl Search {
             // comes from the rounds complete by then (or the fallback), in
             // time, not after the child's stall deadline.
             let mut give_up: Option<Instant> = None;
+            // The pane says when a pulse is due; asked four times as often.
+            let tick = PULSE_EVERY / 4;
+            let mut pulse = Instant::now() + tick;
             loop {
                 if cancel.is_cancelled() && give_up.is_none() {
                     give_up = Some(self.grace_end());
                 }
                 tokio::select! {
                     d = &mut work => break d,
+                    _ = tokio::time::sleep_until(pulse.into()) => {
+                        self.pane.pulse(base + answered.load(Ordering::Relaxed));
+                        pulse = Instant::now() + tick;
+                    }
                     _ = tokio::time::sleep_until(give_up.unwrap_or(far).into()), if give_up.is_some() => {
                         tracing::warn!("a search did not end {CANCEL_GRACE:?} after it was cut short; deciding without it");
                         gave_up = true;
