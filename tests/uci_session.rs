@@ -580,6 +580,28 @@ fn a_queued_go_replaces_go_infinite_without_a_bestmove() {
     assert!(e.quit().success());
 }
 
+/// A `go` answered unsearched (a newer `go` queued behind it) replaces a
+/// `go infinite` never told to end just as a searched one does: the
+/// infinite search ends without a `bestmove`, so two `go`s with limits
+/// get two, both of the position they were sent for (it used to write a
+/// third, of the infinite search's position, only when the reader had
+/// queued the lines in time: issue 57, point 7).
+#[test]
+fn an_unsearched_go_replaces_go_infinite_without_a_bestmove() {
+    let mut e = Mpcmc::start(&[]);
+    e.handshake();
+    e.send_bytes(
+        b"position startpos\ngo infinite\nposition startpos moves e2e4\ngo nodes 2000\ngo nodes 2000\n",
+    );
+    let after_e2e4 = position(None, &["e2e4"]);
+    let (first, lines) = e.bestmove(10 * SECOND);
+    assert_legal(&after_e2e4, &first);
+    let (second, more) = e.bestmove(10 * SECOND);
+    assert_legal(&after_e2e4, &second);
+    e.silent("bestmove", Duration::from_millis(500));
+    assert!(e.quit().success(), "{lines:?} {more:?}");
+}
+
 /// `Threads` above the machine's cores: the children are held to the
 /// cores (more only share them and lose time), said in an `info string`.
 #[test]

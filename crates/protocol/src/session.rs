@@ -349,7 +349,11 @@ impl<S: Searcher> Session<S> {
                 _ => None,
             };
             if next == Some(Next::Elsewhere) {
-                // Its answer is stale before it could be read.
+                // Its answer is stale before it could be read. A search it
+                // replaces ends without a line, as under `handle`: else
+                // whether it answers would hang on what the reader had
+                // queued by now.
+                self.shut_replaced();
                 self.finish_search().await;
                 tracing::debug!("a go with a newer go or position queued: answered unsearched");
                 match &self.refused {
@@ -418,15 +422,7 @@ impl<S: Searcher> Session<S> {
             }
             GuiCommand::Position { start, moves } => self.set_position(start, &moves),
             GuiCommand::Go(go) => {
-                if let Some(s) = &self.search
-                    && s.replaced()
-                {
-                    s.gate.shut();
-                    self.out.info_string(
-                        "go with a search running that was not told to end (stop or ponderhit): \
-                         it ends without a bestmove",
-                    );
-                }
+                self.shut_replaced();
                 self.finish_search().await;
                 if !self.positioned {
                     self.out
@@ -518,6 +514,21 @@ impl<S: Searcher> Session<S> {
         {
             let joined = (&mut s.task).await;
             self.search_ended(joined);
+        }
+    }
+
+    /// A `go` came (searched or not) while a search waits to be told to
+    /// end and was not ([`Running::replaced`]): its gate is shut, so that
+    /// stopping it now writes no `bestmove`.
+    fn shut_replaced(&self) {
+        if let Some(s) = &self.search
+            && s.replaced()
+        {
+            s.gate.shut();
+            self.out.info_string(
+                "go with a search running that was not told to end (stop or ponderhit): \
+                 it ends without a bestmove",
+            );
         }
     }
 
