@@ -284,7 +284,8 @@ impl Client {
             let (program, args) = supervisor::command_line(&command.program, &command.args, end)
                 .map_err(spawn_error)?;
             let mut child = Command::new(program);
-            child.args(args);
+            // Named as what it is in `ps`, not `/proc/self/exe`.
+            child.arg0("mpcmc").args(args);
             child
         } else {
             let mut child = Command::new(&command.program);

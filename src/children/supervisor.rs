@@ -331,9 +331,15 @@ mod linux {
             return code;
         }
         let sig = status.signal().unwrap_or(libc::SIGKILL);
-        // SAFETY: default disposition, unblocked, then the same signal to
-        // this process; signal numbers come from the kernel.
+        // SAFETY: no core file (the engine's crash is not the
+        // supervisor's), default disposition, unblocked, then the same
+        // signal to this process; signal numbers come from the kernel.
         unsafe {
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
             libc::signal(sig, libc::SIG_DFL);
             let mut one: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut one);

@@ -479,7 +479,7 @@ impl Engine {
                     .filter(|pv| !pv.is_empty())
                     .unwrap_or_else(|| vec![first_move]);
             }
-            let others = search.other_lines(root, root_moves, &pv, depth, multipv);
+            let others = search.other_lines(root, root_moves, (&pv, score), depth, multipv);
             on_progress(&Progress {
                 depth,
                 seldepth: (search.seldepth as u32).max(depth),
@@ -833,6 +833,20 @@ mod tests {
             ScoreKind::Mate(m) => 100_000 * m.signum(),
         };
         assert!(cp(&last.others[0].0) < cp(&last.score) - 500, "{last:?}");
+        // Stopped anywhere (by nodes), the move is the best line's: the
+        // other lines' searches left their move in the table's root entry,
+        // searched first the next iteration (Rd1 at 694 nodes, Rh2 at
+        // 3385-3454).
+        for nodes in (50..6000).step_by(23) {
+            let limits = Limits {
+                multipv: 3,
+                nodes: Some(nodes),
+                ..Limits::default()
+            };
+            let (out, _) = run(fen, &limits);
+            let to = out.best.map(|m| m.to().to_string());
+            assert_eq!(to.as_deref(), Some("d5"), "at {nodes} nodes: {out:?}");
+        }
         // One line: none other.
         let (same, seen) = run(fen, &depth(5));
         assert_eq!(same.best, out.best);

@@ -115,10 +115,10 @@ fn cgroup_limit_mb(
         };
         // The mount shows the hierarchy from `root` down (a container sees
         // its own group as the top).
-        let Some(below) = path.strip_prefix(root.trim_end_matches('/')) else {
+        let Ok(below) = Path::new(&path).strip_prefix(root) else {
             continue;
         };
-        let mut dir = mount_point.join(below.trim_start_matches('/'));
+        let mut dir = mount_point.join(below);
         loop {
             let limit = read(&dir.join(hierarchy.limit_file()))
                 .and_then(|text| text.trim().parse::<u64>().ok());
@@ -348,6 +348,11 @@ mod tests {
         let mounts = "40 35 0:40 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n";
         let read = files(&[("/sys/fs/cgroup/memory/memory.limit_in_bytes", "8589934592")]);
         assert_eq!(cgroup_limit_mb(groups, mounts, &read), Some(8192));
+        // Another container's group whose name only starts the same.
+        assert_eq!(
+            cgroup_limit_mb("5:memory:/docker/abcdef\n", mounts, &read),
+            None
+        );
         // A mount point with a space in it.
         let groups = "0::/g\n";
         let mounts = "24 30 0:22 / /mnt/c\\040g rw - cgroup2 cgroup2 rw\n";

@@ -245,8 +245,17 @@ const FAILURE_PHRASES: [(&str, &str); 10] = [
 /// it is).
 pub fn harmless(text: &str) -> String {
     let mut text = text.to_owned();
-    for (phrase, instead) in FAILURE_PHRASES {
-        text = replace_ignoring_case(&text, phrase, instead);
+    // Until nothing changes: a replacement may join words into a phrase
+    // ("unknown unknown host" → "unknown host unknown"). Each pass that
+    // changes shortens the phrases' count, so a few suffice.
+    for _ in 0..8 {
+        let before = text.clone();
+        for (phrase, instead) in FAILURE_PHRASES {
+            text = replace_ignoring_case(&text, phrase, instead);
+        }
+        if text == before {
+            break;
+        }
     }
     text = text.replace("Draw", "draw");
     if text.to_ascii_lowercase().contains("draw") {
@@ -376,6 +385,7 @@ mod tests {
             ("Resign", "give up"),
             ("xboard usermove", "mpcmc: xboard usermove"),
             ("an offer", "an offer"),
+            ("unknown unknown host", "host unknown unknown"),
         ];
         for (text, said) in cases {
             assert_eq!(harmless(text), said, "{text}");

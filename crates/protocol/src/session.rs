@@ -162,8 +162,9 @@ struct Running {
     stop: CancellationToken,
     ponderhit: CancellationToken,
     task: JoinHandle<()>,
-    /// The game searched, for the one `bestmove` should the task die.
-    game: Arc<Game>,
+    /// The game searched, for the one `bestmove` should the task die;
+    /// `None`: the `go` had no position (see [`Session::refused`]).
+    game: Option<Arc<Game>>,
     /// Shuts the search's lines (see [`Running::replaced`]).
     gate: Gate,
 }
@@ -456,7 +457,7 @@ impl<S: Searcher> Session<S> {
                     stop,
                     ponderhit,
                     task,
-                    game: self.game.clone(),
+                    game: self.refused.is_none().then(|| self.game.clone()),
                     gate,
                 });
             }
@@ -559,7 +560,13 @@ impl<S: Searcher> Session<S> {
         {
             tracing::error!("search task failed: {e}");
             self.out.info_string(format!("search failed: {e}"));
-            first_legal_bestmove(&self.out, &s.game);
+            match &s.game {
+                Some(game) => first_legal_bestmove(&self.out, game),
+                None => self.out.send(&EngineLine::BestMove {
+                    best: None,
+                    ponder: None,
+                }),
+            }
         }
     }
 }
