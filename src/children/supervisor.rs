@@ -43,9 +43,11 @@ pub const TERM_GRACE: Duration = Duration::from_secs(10);
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
 /// This process is the mpcmc binary (`/proc/self/exe` can supervise):
-/// children are started under a supervisor from now on (Linux).
+/// children are started under a supervisor from now on (Linux, with
+/// `/proc` mounted; else directly, as before).
 pub fn enable() {
-    ENABLED.store(cfg!(target_os = "linux"), Ordering::Relaxed);
+    let can = cfg!(target_os = "linux") && Path::new("/proc/self/exe").exists();
+    ENABLED.store(can, Ordering::Relaxed);
 }
 
 /// Whether children are started under a supervisor.
