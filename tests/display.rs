@@ -18,15 +18,20 @@ fn order(s: &UciScore) -> i64 {
     }
 }
 
-/// The thinking lines (an `info` with a `pv`) of one `go`'s output.
-fn thinking(lines: &[String]) -> Vec<Info> {
+/// The `info` lines of one `go`'s output that `keep` keeps.
+fn infos(lines: &[String], keep: impl Fn(&Info) -> bool) -> Vec<Info> {
     lines
         .iter()
         .filter_map(|l| match parse_engine_line(l) {
-            Ok(EngineLine::Info(i)) if !i.pv.is_empty() => Some(i),
+            Ok(EngineLine::Info(i)) if keep(&i) => Some(i),
             _ => None,
         })
         .collect()
+}
+
+/// The thinking lines (an `info` with a `pv`) of one `go`'s output.
+fn thinking(lines: &[String]) -> Vec<Info> {
+    infos(lines, |i| !i.pv.is_empty())
 }
 
 /// Asserts one consistent story over the lines of one `go` that answered
@@ -162,13 +167,7 @@ fn analysis_says_its_work_at_least_every_second() {
     std::thread::sleep(std::time::Duration::from_secs(6));
     e.send("stop");
     let (_, lines) = e.bestmove(10 * SECOND);
-    let counted: Vec<Info> = lines
-        .iter()
-        .filter_map(|l| match parse_engine_line(l) {
-            Ok(EngineLine::Info(i)) if i.nodes.is_some() => Some(i),
-            _ => None,
-        })
-        .collect();
+    let counted = infos(&lines, |i| i.nodes.is_some());
     let pulses = counted.iter().filter(|i| i.pv.is_empty()).count();
     assert!(pulses > 0, "no pulse: {lines:#?}");
     for i in counted.iter().filter(|i| i.pv.is_empty()) {

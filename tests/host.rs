@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Mpcmc, SECOND, alive, assert_legal};
+use common::{Mpcmc, SECOND, assert_legal, kill9_then_left};
 
 /// A memory control group made for one test (cgroup v1's `memory`
 /// hierarchy or v2's), removed when dropped; as `docker run --memory`
@@ -235,25 +235,10 @@ fn a_hung_engine_behind_a_wrapper_ends_with_a_killed_mpcmc() {
             "{command}: the engine never hung: {:?}",
             tree.iter().map(|&p| command_of(p)).collect::<Vec<_>>()
         );
-        let killed = std::process::Command::new("kill")
-            .args(["-9", &e.pid().to_string()])
-            .status()
-            .expect("kill");
-        assert!(killed.success());
-        let deadline = Instant::now() + 5 * SECOND;
-        while tree.iter().any(|&p| alive(p)) && Instant::now() < deadline {
-            thread::sleep(Duration::from_millis(20));
-        }
-        let left: Vec<String> = tree
-            .iter()
-            .filter(|&&p| alive(p))
-            .map(|&p| format!("{p} {}", command_of(p)))
+        let left: Vec<String> = kill9_then_left(e.pid(), &tree, 5 * SECOND)
+            .into_iter()
+            .map(|p| format!("{p} {}", command_of(p)))
             .collect();
-        for p in tree.iter().filter(|&&p| alive(p)) {
-            let _ = std::process::Command::new("kill")
-                .args(["-9", &p.to_string()])
-                .status();
-        }
         assert!(
             left.is_empty(),
             "{command}: outlived a killed mpcmc: {left:?}"

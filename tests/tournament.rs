@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Mpcmc, SECOND, alive, assert_legal, position, sh_engine, stockfish};
+use common::{Mpcmc, SECOND, assert_legal, kill9_then_left, position, sh_engine, stockfish};
 
 /// `--evaluator=` a shell engine that runs `on_go` on `go` (after `on_uci`
 /// on `uci`).
@@ -272,26 +272,9 @@ fn a_hung_child_dies_with_a_killed_mpcmc() {
     e.send("position startpos");
     e.send("go infinite");
     thread::sleep(Duration::from_millis(300));
-    let mpcmc = e.pid();
     // SIGKILL: no chance to clean up.
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &mpcmc.to_string()])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
-    let deadline = Instant::now() + 3 * SECOND;
-    while children.iter().any(|&pid| alive(pid)) && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(20));
-    }
-    let left: Vec<_> = children.iter().filter(|&&pid| alive(pid)).collect();
-    if !left.is_empty() {
-        for pid in &left {
-            let _ = std::process::Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status();
-        }
-        panic!("children {left:?} outlived a killed mpcmc");
-    }
+    let left = kill9_then_left(e.pid(), &children, 3 * SECOND);
+    assert!(left.is_empty(), "children {left:?} outlived a killed mpcmc");
 }
 
 #[test]

@@ -31,7 +31,7 @@ use crate::{
     children::command::{CommandError, EngineCommand},
     children::group::{self, End, Group},
     children::supervisor,
-    mpc::{ChildLimit, Extra, Progress, ProgressSink, PvOf, Query, Report, Role, Value},
+    mpc::{ChildLimit, Extra, Progress, PvOf, Query, Report, Role, Value},
 };
 
 /// How long a child may take to answer `uci`.
@@ -263,9 +263,10 @@ pub struct Client {
     /// The latest `isready` … `readyok`: what any answer costs beyond the
     /// child's work (pipes; for a child on another machine, the network).
     pub round_trip: Duration,
-    /// The `MultiPV` the child was last set to (1 as it starts): more only
-    /// for a search whose lines are shown ([`ProgressSink::lines`]).
-    multipv: u32,
+    /// The child's `MultiPV` option as it declared it, and the value it
+    /// was last set to (1 as it starts): more only for a search whose
+    /// lines are shown ([`Query::lines`]); `None`: it declares none.
+    multipv: Option<(String, u32)>,
 }
 
 impl Client {
@@ -358,9 +359,14 @@ impl Client {
             clear_hash: config.clear_hash,
             searching: false,
             round_trip: Duration::ZERO,
-            multipv: 1,
+            multipv: None,
         };
         client.uci().await?;
+        client.multipv = client
+            .options
+            .iter()
+            .find(|o| o.name.eq_ignore_ascii_case("MultiPV"))
+            .map(|o| (o.name.clone(), 1));
         for (name, value) in &config.options {
             let declared = client
                 .options
@@ -452,20 +458,18 @@ impl Client {
     /// Sets the child's `MultiPV` to `lines` when it differs and the child
     /// declares it; the lines its searches now give (1 where it cannot).
     async fn set_multipv(&mut self, lines: u32) -> Result<u32, ChildError> {
-        let Some(spec) = self
-            .options
-            .iter()
-            .find(|o| o.name.eq_ignore_ascii_case("MultiPV"))
-        else {
+        let Some((name, set)) = &self.multipv else {
             return Ok(1);
         };
-        if lines != self.multipv {
+        if lines != *set {
             let command = GuiCommand::SetOption {
-                name: spec.name.clone(),
+                name: name.clone(),
                 value: Some(lines.to_string()),
             };
             self.send(&command, "setting MultiPV").await?;
-            self.multipv = lines;
+            if let Some((_, set)) = &mut self.multipv {
+                *set = lines;
+            }
         }
         Ok(lines)
     }
@@ -502,8 +506,7 @@ impl Client {
             self.ucinewgame(query.limit).await?;
         }
         self.position(query).await?;
-        let lines = query.progress.as_ref().map_or(1, ProgressSink::lines);
-        let lines = self.set_multipv(lines).await?;
+        let lines = self.set_multipv(query.lines()).await?;
         let go = GuiCommand::Go(query.go());
         let stall_after = stall_deadline(query.limit);
         let go_sent = Instant::now();

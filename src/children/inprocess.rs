@@ -140,10 +140,7 @@ impl InProcess {
         }
         history.pop();
         let limits = Limits {
-            multipv: query
-                .progress
-                .as_ref()
-                .map_or(1, |sink| sink.lines() as usize),
+            multipv: query.lines() as usize,
             ..Limits::from_go(&query.go(), root.turn(), Duration::ZERO)
         };
         // Pondering, what ends the search after `ponderhit`.

@@ -78,6 +78,12 @@ impl Query {
         }
     }
 
+    /// The lines of each iteration its search shows (`MultiPV`): 1 unless
+    /// its progress is shown with more ([`ProgressSink::showing`]).
+    pub fn lines(&self) -> u32 {
+        self.progress.as_ref().map_or(1, ProgressSink::lines)
+    }
+
     /// How soon the call should run, 0 first: the evaluator at the root (the
     /// fortification reference and the fallback when time runs out), then
     /// calls that complete a candidate, then calls that start one. A pass cut

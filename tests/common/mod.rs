@@ -301,6 +301,28 @@ pub fn machine_busy() -> bool {
         .is_none_or(|load| 2.0 * load >= cores as f64)
 }
 
+/// Kills mpcmc (`pid`) with SIGKILL, gives `watched` (processes it
+/// started) `within` to end, and returns those still alive, killed now so
+/// that no test leaves them behind.
+pub fn kill9_then_left(pid: u32, watched: &[u32], within: Duration) -> Vec<u32> {
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let deadline = Instant::now() + within;
+    while watched.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<u32> = watched.iter().copied().filter(|&p| alive(p)).collect();
+    for p in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &p.to_string()])
+            .status();
+    }
+    left
+}
+
 /// Whether process `pid` still exists (and is not a zombie).
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -74,6 +74,14 @@ impl<S: Settings> Standalone<S> {
     }
 }
 
+impl<S: Settings> Standalone<S> {
+    /// The tablebases `SyzygyPath` names, opened once a path
+    /// ([`Syzygy::opened`]).
+    fn tables(&mut self, out: &Output) -> Option<Arc<Syzygy>> {
+        Syzygy::opened(&mut self.tables, &self.settings.syzygy().0, out)
+    }
+}
+
 impl<S: Settings> Searcher for Standalone<S> {
     type OptionError = S::Error;
 
@@ -94,7 +102,7 @@ impl<S: Settings> Searcher for Standalone<S> {
     ) -> Result<(), S::Error> {
         self.settings.set(name, value)?;
         if name.trim().eq_ignore_ascii_case("SyzygyPath") {
-            Syzygy::opened(&mut self.tables, &self.settings.syzygy().0, out);
+            self.tables(out);
         }
         Ok(())
     }
@@ -105,7 +113,7 @@ impl<S: Settings> Searcher for Standalone<S> {
 
     /// The tablebases are opened (said once a path, as when it is set).
     async fn ready(&mut self, out: &Output) {
-        Syzygy::opened(&mut self.tables, &self.settings.syzygy().0, out);
+        self.tables(out);
     }
 
     fn new_game(&mut self) {
@@ -118,8 +126,8 @@ impl<S: Settings> Searcher for Standalone<S> {
         for note in [&threads.note, &hash.note].into_iter().flatten() {
             request.out.info_string(note);
         }
-        let (path, fifty_move_rule) = self.settings.syzygy();
-        let tables = Syzygy::opened(&mut self.tables, &path, &request.out);
+        let tables = self.tables(&request.out);
+        let fifty_move_rule = self.settings.syzygy().1;
         tokio::spawn(go::run(BuiltinGo {
             go: request.go,
             game: request.game,

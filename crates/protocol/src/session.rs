@@ -213,11 +213,20 @@ fn moves_on(msg: &Input) -> Option<Next> {
 }
 
 /// `bestmove` with the first legal move of `game`'s position (`(none)`
-/// when it has none): the answer of last resort, and of a stale `go`.
-fn first_legal_bestmove(out: &Output, game: &Game) {
-    let pos = game.position();
-    let first = pos.legal_moves().first().copied();
-    out.bestmove(pos, first, None, game.castling_mode());
+/// when it has none, or when there is no position: `None`): the answer of
+/// last resort, and of a stale `go`.
+fn first_legal_bestmove(out: &Output, game: Option<&Game>) {
+    match game {
+        Some(game) => {
+            let pos = game.position();
+            let first = pos.legal_moves().first().copied();
+            out.bestmove(pos, first, None, game.castling_mode());
+        }
+        None => out.send(&EngineLine::BestMove {
+            best: None,
+            ponder: None,
+        }),
+    }
 }
 
 /// The answer to a `go` with no position to search (the last `position`
@@ -238,10 +247,7 @@ async fn no_position(
         }
     }
     out.info_string(format!("no position to search ({reason}): no move"));
-    out.send(&EngineLine::BestMove {
-        best: None,
-        ponder: None,
-    });
+    first_legal_bestmove(&out, None);
 }
 
 /// How long `quit` (or a new `go`) waits for a search to write its
@@ -357,13 +363,7 @@ impl<S: Searcher> Session<S> {
                 self.shut_replaced();
                 self.finish_search().await;
                 tracing::debug!("a go with a newer go or position queued: answered unsearched");
-                match &self.refused {
-                    Some(_) => self.out.send(&EngineLine::BestMove {
-                        best: None,
-                        ponder: None,
-                    }),
-                    None => first_legal_bestmove(&self.out, &self.game),
-                }
+                first_legal_bestmove(&self.out, self.searchable().map(|g| &**g));
                 continue;
             }
             if quitting && parsed.command == GuiCommand::IsReady {
@@ -457,7 +457,7 @@ impl<S: Searcher> Session<S> {
                     stop,
                     ponderhit,
                     task,
-                    game: self.refused.is_none().then(|| self.game.clone()),
+                    game: self.searchable().cloned(),
                     gate,
                 });
             }
@@ -494,6 +494,11 @@ impl<S: Searcher> Session<S> {
             }
             Err(e) => self.refuse_position(e),
         }
+    }
+
+    /// The game a `go` searches: `None` after a refused `position`.
+    fn searchable(&self) -> Option<&Arc<Game>> {
+        self.refused.is_none().then_some(&self.game)
     }
 
     /// A `position` that names no position the session can search: said
@@ -560,13 +565,7 @@ impl<S: Searcher> Session<S> {
         {
             tracing::error!("search task failed: {e}");
             self.out.info_string(format!("search failed: {e}"));
-            match &s.game {
-                Some(game) => first_legal_bestmove(&self.out, game),
-                None => self.out.send(&EngineLine::BestMove {
-                    best: None,
-                    ponder: None,
-                }),
-            }
+            first_legal_bestmove(&self.out, s.game.as_deref());
         }
     }
 }
