@@ -18,7 +18,10 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, OnceLock},
+};
 
 use shakmaty::{
     Chess, EnPassantMode, Move, Position, Role, Square, uci::UciMove, zobrist::Zobrist64,
@@ -82,6 +85,24 @@ impl Book {
             source,
         })?;
         Book::from_bytes(&bytes).map_err(|fault| fault.at(path))
+    }
+
+    /// The human openings a level plays from (`LevelBook`), built into
+    /// the engine: `data/openings.bin`, the lines of Debian's
+    /// `gnuchess-book` (public domain, from human games of the University
+    /// of Pittsburgh chess server) to 12 plies, each move kept where it
+    /// holds 5 % or more of its position's weight
+    /// (`scripts/make_openings.py` builds it). `None` only if the built-in
+    /// bytes were damaged, which a test rules out.
+    pub fn openings() -> Option<Arc<Book>> {
+        static OPENINGS: OnceLock<Option<Arc<Book>>> = OnceLock::new();
+        OPENINGS
+            .get_or_init(|| {
+                Book::from_bytes(include_bytes!("../data/openings.bin"))
+                    .ok()
+                    .map(Arc::new)
+            })
+            .clone()
     }
 
     fn from_bytes(bytes: &[u8]) -> Result<Book, Fault> {
@@ -292,6 +313,52 @@ mod tests {
         let replies = book.moves(&after_e4);
         assert!(replies.len() >= 5, "{replies:?}");
         assert!(replies.iter().all(|m| after_e4.is_legal(m.mv)));
+    }
+
+    /// The built-in openings open, start with the four moves people play
+    /// (1.e4, 1.d4, 1.Nf3, 1.c4: each 5 % or more of gnuchess-book's first
+    /// moves), and hold nothing gnuchess-book does not: every line walked
+    /// from the start is the bigger book's, move for move and weight for
+    /// weight, to 12 plies and no further.
+    #[test]
+    fn the_built_in_openings_are_gnuchess_books_main_lines() {
+        let openings = Book::openings().expect("the built-in openings parse");
+        let gnu = gnuchess();
+        let start = Chess::default();
+        let mut first: Vec<String> = uci_moves(&openings, &start)
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect();
+        first.sort();
+        assert_eq!(first, ["c2c4", "d2d4", "e2e4", "g1f3"]);
+        let (mut positions, mut deepest) = (0, 0);
+        // Breadth first, each position once, at the fewest plies it is
+        // reached in.
+        let mut seen = std::collections::HashSet::from([key(&start)]);
+        let mut queue = std::collections::VecDeque::from([(start, 0)]);
+        while let Some((pos, ply)) = queue.pop_front() {
+            let ours = uci_moves(&openings, &pos);
+            if ours.is_empty() {
+                continue;
+            }
+            positions += 1;
+            deepest = deepest.max(ply);
+            let theirs = uci_moves(&gnu, &pos);
+            let total: u32 = theirs.iter().map(|(_, w)| w).sum();
+            for (mv, weight) in &ours {
+                assert!(theirs.contains(&(mv.clone(), *weight)), "{mv} at {pos:?}");
+                assert!(20 * weight >= total, "{mv}: {weight} of {total}");
+            }
+            for m in openings.moves(&pos) {
+                let mut next = pos.clone();
+                next.play_unchecked(m.mv);
+                if seen.insert(key(&next)) {
+                    queue.push_back((next, ply + 1));
+                }
+            }
+        }
+        assert_eq!(deepest, 11, "12 plies: the last book move at ply 11");
+        assert!(positions > 1000, "{positions}");
     }
 
     #[test]

@@ -81,6 +81,10 @@ pub async fn run(
         std::process::id()
     ));
     options.trace_file = path.to_string_lossy().into_owned();
+    // A decision to explain, not a move from a book: the level's own
+    // openings are off (a `BookFile` the user names still plays, and is
+    // said).
+    options.level_book = false;
     // The position and the `go` are checked here: the session would say
     // what is wrong in an `info string` and search what it had.
     let game = game_of(args.fen.as_deref(), &args.moves, options.castling_mode())?;

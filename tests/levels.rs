@@ -24,6 +24,10 @@ const POSITIONS: [&str; 4] = [
     "2r2rk1/pp1q1ppp/2n1pn2/3p4/3P4/2PBPN2/P2Q1PPP/R4RK1 w - - 0 14",
 ];
 
+/// The levels' own book off: [`POSITIONS`] and the start are in it, and
+/// these tests are about the draw.
+const NO_BOOK: &str = "--level-book=false";
+
 /// A scratch directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mpcmc-levels-{name}-{}", std::process::id()));
@@ -109,7 +113,13 @@ fn levels_change_the_distribution_of_moves() {
         let _ = std::fs::remove_file(&path);
         let trace = format!("--trace-file={}", path.display());
         let elo_flag = format!("--uci-elo={elo}");
-        let mut e = Mpcmc::start(&["--uci-limit-strength=true", &elo_flag, "--seed=5", &trace]);
+        let mut e = Mpcmc::start(&[
+            "--uci-limit-strength=true",
+            &elo_flag,
+            "--seed=5",
+            &trace,
+            NO_BOOK,
+        ]);
         e.handshake();
         for fen in POSITIONS {
             for _ in 0..4 {
@@ -161,7 +171,7 @@ fn levels_change_the_distribution_of_moves() {
 /// of [`POSITIONS`], in one process, each checked legal, with the level's
 /// `info string` that tells how it was drawn.
 fn level_moves(flags: &[&str]) -> Vec<(String, String)> {
-    let mut e = Mpcmc::start(flags);
+    let mut e = Mpcmc::start(&[flags, &[NO_BOOK]].concat());
     e.handshake();
     let moves = POSITIONS
         .iter()
@@ -375,8 +385,8 @@ fn every_go_at_a_level_draws_and_analysis_is_full_strength() {
     assert!(e.quit().success());
 }
 
-/// `UCI_Opponent` as real GUIs send it: a rated human is modelled at that
-/// rating (the trace and `explain` say so); a computer, or no rating, is
+/// `UCI_Opponent` as real GUIs send it, with `PersonModel` on (it is off
+/// by default): a rated human is modelled at that rating (the trace and `explain` say so); a computer, or no rating, is
 /// the child itself; a value that does not parse is said and leaves the
 /// model as it was.
 #[test]
@@ -385,7 +395,7 @@ fn the_nominal_opponent_models_a_rated_person() {
     let path = dir.join("trace.jsonl");
     let _ = std::fs::remove_file(&path);
     let trace = format!("--trace-file={}", path.display());
-    let mut e = Mpcmc::start(&["--child-nodes=2000", &trace]);
+    let mut e = Mpcmc::start(&["--child-nodes=2000", "--person-model=true", &trace]);
     e.handshake();
     let fen = POSITIONS[0];
     let decide = |e: &mut Mpcmc, opponent: Option<&str>| -> Vec<String> {
@@ -447,6 +457,7 @@ fn the_nominal_opponent_models_a_rated_person() {
             "explain",
             "--child-nodes=1000",
             "--uci-opponent=none 1300 human test",
+            "--person-model=true",
             "--fen",
             fen,
         ])
@@ -524,6 +535,7 @@ fn two_decisions_at(elo: u32, evaluator: Option<&str>) -> Vec<String> {
     let mut all = vec![
         "--uci-limit-strength=true".to_owned(),
         format!("--uci-elo={elo}"),
+        NO_BOOK.to_owned(),
     ];
     all.extend(evaluator.map(|e| format!("--evaluator={e}")));
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
@@ -613,4 +625,210 @@ fn a_level_counts_the_nodes_of_its_engine_and_says_when_it_is_uncalibrated() {
         Level::new(1500).over(Calibration::Stockfish).call_nodes() < Level::new(1500).call_nodes()
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The moves of a game mpcmc at `elo` plays with itself from the start,
+/// `plies` long, with `Seed` `seed` and `flags`, each checked legal; with
+/// whether each came from a book (`info string book move`).
+fn opening_at(elo: u32, seed: u32, plies: usize, flags: &[&str]) -> Vec<(String, bool)> {
+    let (elo, seed) = (format!("--uci-elo={elo}"), format!("--seed={seed}"));
+    let mut e = Mpcmc::start(&[&["--uci-limit-strength=true", &elo, &seed], flags].concat());
+    e.handshake();
+    let mut moves: Vec<(String, bool)> = Vec::new();
+    for _ in 0..plies {
+        let played: Vec<&str> = moves.iter().map(|(m, _)| m.as_str()).collect();
+        e.send(&format!("position startpos moves {}", played.join(" ")));
+        e.send("go nodes 100000");
+        let (mv, lines) = e.bestmove(60 * SECOND);
+        assert_legal(&position(None, &played), &mv);
+        let booked = lines
+            .iter()
+            .any(|l| l.starts_with("info string book move "));
+        moves.push((mv, booked));
+    }
+    assert!(e.quit().success());
+    moves
+}
+
+/// A rook-pawn or knight-to-the-rim move that is not a capture, played at
+/// `pos` as `uci`.
+fn to_the_rim(pos: &Chess, uci: &str) -> bool {
+    let mv = uci
+        .parse::<shakmaty::uci::UciMove>()
+        .expect("uci")
+        .to_move(pos)
+        .expect("legal");
+    let rim = matches!(mv.to().file(), shakmaty::File::A | shakmaty::File::H);
+    rim && !mv.is_capture() && matches!(mv.role(), shakmaty::Role::Pawn | shakmaty::Role::Knight)
+}
+
+/// With the defaults a level opens as people do, from the built-in human
+/// openings: every seed's first move is 1.e4, 1.d4, 1.Nf3 or 1.c4, from
+/// the book, and the first plies are the moves of Debian's gnuchess-book
+/// (the book the built-in one was cut from). Without it (`LevelBook`
+/// off) the level searches from the first move, and its draw still plays
+/// no rook-pawn or knight-to-the-rim move in the first ten plies (a glance
+/// does not consider them, `mpc::plausible`).
+#[test]
+fn a_level_opens_as_people_do() {
+    let book = mpcmc::book::Book::open(std::path::Path::new(BOOK))
+        .unwrap_or_else(|e| panic!("{e}: apt-get install -y gnuchess-book"));
+    let mut firsts = std::collections::BTreeSet::new();
+    for seed in 1..=6 {
+        let moves = opening_at(1000, seed, 6, &[]);
+        let mut pos = Chess::default();
+        for (ply, (mv, booked)) in moves.iter().enumerate() {
+            assert!(*booked, "seed {seed}, ply {ply}: {moves:?}");
+            let known: Vec<String> = book
+                .moves(&pos)
+                .iter()
+                .map(|b| b.mv.to_uci(shakmaty::CastlingMode::Standard).to_string())
+                .collect();
+            assert!(
+                known.contains(mv),
+                "seed {seed}, ply {ply}: {mv} not in {known:?}"
+            );
+            let m = mv.parse::<shakmaty::uci::UciMove>().expect("uci");
+            pos.play_unchecked(m.to_move(&pos).expect("legal"));
+        }
+        assert!(
+            ["e2e4", "d2d4", "g1f3", "c2c4"].contains(&moves[0].0.as_str()),
+            "{moves:?}"
+        );
+        firsts.insert(moves[0].0.clone());
+    }
+    assert!(
+        firsts.len() >= 2,
+        "the seeds draw different openings: {firsts:?}"
+    );
+    for seed in 1..=4 {
+        let moves = opening_at(1200, seed, 10, &[NO_BOOK]);
+        let mut pos = Chess::default();
+        for (ply, (mv, booked)) in moves.iter().enumerate() {
+            assert!(!booked, "LevelBook off: {moves:?}");
+            assert!(!to_the_rim(&pos, mv), "seed {seed}, ply {ply}: {moves:?}");
+            let m = mv.parse::<shakmaty::uci::UciMove>().expect("uci");
+            pos.play_unchecked(m.to_move(&pos).expect("legal"));
+        }
+    }
+}
+
+/// `HumanTime` holds a level's move as a person would think over it: at
+/// least a quarter of the move's share of the clock, never past its hard
+/// limit (a third of what is left); `stop` ends the hold at once; and off
+/// (the default) the move is not held to it.
+#[test]
+fn human_time_thinks_like_a_person_within_the_clock() {
+    // Out of every book: a middlegame.
+    let fen = POSITIONS[3];
+    let timed = |flags: &[&str], go: &str, stop_after: Option<Duration>| {
+        let mut e =
+            Mpcmc::start(&[&["--uci-limit-strength=true", "--uci-elo=1400"], flags].concat());
+        e.handshake();
+        e.send(&format!("position fen {fen}"));
+        let start = std::time::Instant::now();
+        e.send(go);
+        if let Some(after) = stop_after {
+            std::thread::sleep(after);
+            e.send("stop");
+        }
+        let (mv, _) = e.bestmove(30 * SECOND);
+        let took = start.elapsed();
+        assert_legal(&position(Some(fen), &[]), &mv);
+        assert!(e.quit().success());
+        took
+    };
+    // 60 s for the game: a move's share is about 2.4 s (60 s over 25
+    // moves), its hard limit 7 s, a third of the clock 20 s.
+    let go = "go wtime 60000 btime 60000";
+    let held = timed(&["--human-time=true"], go, None);
+    assert!(held >= Duration::from_millis(500), "{held:?}");
+    assert!(held <= Duration::from_millis(8000), "{held:?}");
+    let stopped = timed(&["--human-time=true"], go, Some(Duration::from_millis(100)));
+    assert!(
+        stopped < Duration::from_millis(1500).min(held),
+        "{stopped:?}"
+    );
+    // Under `movetime` the GUI sets the time: not held.
+    let fixed = timed(&["--human-time=true"], "go movetime 5000", None);
+    assert!(fixed < Duration::from_millis(4000), "{fixed:?}");
+}
+
+/// One position of `tests/data/error-profile.epd`: its FEN, the moves
+/// within a mistake of the best (judged by Stockfish at 200 000 nodes),
+/// and its kind (`mate1`, `recapture`, `gap`: easy; `hard`).
+struct Judged {
+    fen: String,
+    ok: Vec<String>,
+    kind: String,
+}
+
+/// The positions of `tests/data/error-profile.epd`, made by
+/// `scripts/measure/error_profile.py make` from games of the levels
+/// against Stockfish's.
+fn error_profile() -> Vec<Judged> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/error-profile.epd"
+    ))
+    .expect("tests/data/error-profile.epd");
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let fields: Vec<&str> = line.splitn(5, ' ').collect();
+            let ops = fields[4];
+            let op = |name: &str| -> String {
+                let start = ops.find(&format!("{name} ")).expect(name) + name.len() + 1;
+                let rest = &ops[start..];
+                rest[..rest.find(';').expect("';'")]
+                    .trim_matches('"')
+                    .to_owned()
+            };
+            Judged {
+                fen: format!("{} {} {}", fields[..4].join(" "), op("hmvc"), op("fmvn")),
+                ok: op("ok").split(' ').map(str::to_owned).collect(),
+                kind: op("c0"),
+            }
+        })
+        .collect()
+}
+
+/// A level errs where a position is hard, rarely where it is easy: at
+/// 1400 over the built-in engine, on a fixed set of positions from real
+/// games (each played once, `Seed` fixed, so the count repeats), it never
+/// misses a mate in one, and its error rate on easy positions (a mate in
+/// one, a recapture that restores material, one move far better than
+/// every other at a shallow search) is at most a third of its rate on
+/// hard ones (the move a shallow search ranks first is refuted deep).
+#[test]
+fn a_level_errs_where_positions_are_hard() {
+    let positions = error_profile();
+    let mut e = Mpcmc::start(&["--uci-limit-strength=true", "--uci-elo=1400", "--seed=3"]);
+    e.handshake();
+    let (mut easy, mut hard, mut mates) = ([0usize; 2], [0usize; 2], 0);
+    for p in &positions {
+        e.send(&format!("position fen {}", p.fen));
+        e.send("go nodes 10000000");
+        let (mv, _) = e.bestmove(60 * SECOND);
+        assert_legal(&position(Some(&p.fen), &[]), &mv);
+        let erred = usize::from(!p.ok.contains(&mv));
+        let count = if p.kind == "hard" {
+            &mut hard
+        } else {
+            &mut easy
+        };
+        count[0] += erred;
+        count[1] += 1;
+        if p.kind == "mate1" {
+            mates += erred;
+        }
+    }
+    assert!(e.quit().success());
+    assert!(easy[1] >= 60 && hard[1] >= 30, "{easy:?} {hard:?}");
+    assert_eq!(mates, 0, "a mate in one missed");
+    let rate = |c: [usize; 2]| c[0] as f64 / c[1] as f64;
+    assert!(
+        3.0 * rate(easy) <= rate(hard),
+        "easy {easy:?} against hard {hard:?}"
+    );
 }

@@ -24,6 +24,7 @@ use crate::mpc::{
     decision::{Candidate, Decision, Draw, Failure, Lookahead, Rule, Settings, Stats, best_valued},
     fortify::{Verdict, fortify},
     level::{Choice, LOOK_NODES, Look, MAX_LOOKS, Rng},
+    plausible::{Plausibility, plausibility},
 };
 
 /// How long a pass cut short with nothing finished waits for the root's
@@ -154,8 +155,10 @@ pub async fn pass<C: Children>(
 /// value drops by the level's threshold, or falls short of the best's as
 /// deep by the comparison's) replaces its value with the deeper one (its
 /// calls join the move's) and the move is drawn again with the next
-/// random number of the draw's sequence, at most [`MAX_LOOKS`] looks; a
-/// move already looked at, a limit that is not a node budget, or a pass
+/// random number of the draw's sequence, the refuted move dismissed
+/// ([`Plausibility::dismissed`]: drawn only where the position still asks
+/// for it), at most [`MAX_LOOKS`] looks; each draw weighs every move's
+/// plausibility at a glance ([`plausibility`]); a move already looked at, a limit that is not a node budget, or a pass
 /// cut short (`cancel`: the clock; a stalled child) play the move drawn;
 /// in a game the last decision already found decided ([`Draw::decided`])
 /// the pass's calls were the deep search, and no move is looked at. A
@@ -173,7 +176,14 @@ async fn draw_and_look<C: Children>(
     settings: Settings,
     cancel: &CancellationToken,
 ) -> (Option<Choice>, Vec<Look>) {
-    let mut choice = draw.level.choose(&level.candidates, draw.random);
+    let pos = game.position();
+    let last = game.moves().last().copied();
+    let mut priors: Vec<Plausibility> = level
+        .candidates
+        .iter()
+        .map(|c| plausibility(pos, last, c.mv))
+        .collect();
+    let mut choice = draw.level.choose(&level.candidates, &priors, draw.random);
     let mut looks: Vec<Look> = Vec::new();
     let look_limit = match (draw.level.looks(), limit) {
         (Some(_), ChildLimit::Nodes(n)) if !level.cancelled && !draw.decided => {
@@ -232,7 +242,11 @@ async fn draw_and_look<C: Children>(
         if !refuted {
             break;
         }
-        choice = draw.level.choose(&level.candidates, randoms.next_u64());
+        // Seen to lose: dismissed, unless the position still asks for it.
+        priors[c.index].dismissed = true;
+        choice = draw
+            .level
+            .choose(&level.candidates, &priors, randoms.next_u64());
     }
     (choice, looks)
 }

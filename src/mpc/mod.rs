@@ -10,6 +10,7 @@ pub mod decision;
 pub mod fortify;
 pub mod level;
 pub mod lookahead;
+pub mod plausible;
 pub mod rounds;
 pub mod score;
 pub mod tablebase;

@@ -80,9 +80,14 @@ impl Meta {
     /// The opening book when `OwnBook` is on: `BookFile`, opened once (and
     /// again when it changes); a file that cannot be used is said in an
     /// `info string` when first tried, and the engine plays without it.
+    /// With `OwnBook` off, at a level (`UCI_LimitStrength`) the built-in
+    /// human openings unless `LevelBook` is off: a person plays the
+    /// openings people play.
     fn book(&mut self, out: &Output) -> Option<Arc<Book>> {
         if !self.options.own_book {
-            return None;
+            return (self.options.limit_strength && self.options.level_book)
+                .then(Book::openings)
+                .flatten();
         }
         let path = self.options.book_file.trim().to_owned();
         self.book.get(path.clone(), || {

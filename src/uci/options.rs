@@ -169,6 +169,16 @@ pub struct Options {
     pub seed: u64,
     pub own_book: bool,
     pub book_file: String,
+    /// `LevelBook`: at a level, the built-in human openings
+    /// ([`crate::book::Book::openings`]) where `OwnBook` names none.
+    pub level_book: bool,
+    /// `PersonModel`: a rated human `UCI_Opponent` is modelled by the
+    /// nominal opponent ([`Options::person_in`]); off by default, as it
+    /// measured negative.
+    pub person_model: bool,
+    /// `HumanTime`: at a level on a game clock, the move is held as long
+    /// as a person would think over it.
+    pub human_time: bool,
     /// `SyzygyPath`: tablebase directories, separated as Stockfish does.
     pub syzygy_path: String,
     /// `Syzygy50MoveRule`: tablebase values under the fifty-move rule.
@@ -221,6 +231,9 @@ impl Default for Options {
             seed: 0,
             own_book: false,
             book_file: String::new(),
+            level_book: true,
+            person_model: false,
+            human_time: false,
             syzygy_path: String::new(),
             syzygy_50_move_rule: true,
         }
@@ -281,7 +294,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 35] = [
+const TABLE: [Def; 38] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -559,6 +572,15 @@ const TABLE: [Def; 35] = [
         },
     },
     Def {
+        name: "PersonModel",
+        kind: || check(false),
+        standalone: false,
+        apply: |o, v| {
+            o.person_model = v.on();
+            Ok(())
+        },
+    },
+    Def {
         name: "UCI_RatingAdv",
         kind: || spin(0, -10_000, 10_000),
         standalone: false,
@@ -593,6 +615,24 @@ const TABLE: [Def; 35] = [
         // then is said in an `info string`.
         apply: |o, v| {
             o.book_file = v.text();
+            Ok(())
+        },
+    },
+    Def {
+        name: "LevelBook",
+        kind: || check(true),
+        standalone: false,
+        apply: |o, v| {
+            o.level_book = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "HumanTime",
+        kind: || check(false),
+        standalone: false,
+        apply: |o, v| {
+            o.human_time = v.on();
             Ok(())
         },
     },
@@ -848,11 +888,14 @@ impl Options {
     /// The person the nominal opponent models, at their rating: a human
     /// `UCI_Opponent` with a rating, or without one the level asked of us
     /// less `UCI_RatingAdv` when both are known, over the engines in
-    /// `config`. `None`: a computer, no rating, or a rating at or above the
-    /// opponent engine's full strength (the nominal opponent is then the
-    /// child at full strength).
+    /// `config`, when `PersonModel` is on. `None`: off, a computer, no
+    /// rating, or a rating at or above the opponent engine's full strength
+    /// (the nominal opponent is then the child at full strength).
     pub fn person_in(&self, config: Option<&PoolConfig>) -> Option<Level> {
-        let opponent = self.uci_opponent.as_ref().filter(|o| o.human)?;
+        let opponent = self
+            .uci_opponent
+            .as_ref()
+            .filter(|o| o.human && self.person_model)?;
         let elo = match (opponent.elo, self.asked_level_in(config), self.rating_adv) {
             (Some(elo), _, _) => elo,
             (None, Some(level), Some(adv)) => {
@@ -1303,6 +1346,7 @@ mod tests {
     fn the_person_is_a_rated_human() {
         let elo = |sets: &[(&str, &str)]| {
             let mut o = Options::default();
+            o.set("PersonModel", Some("true")).expect("valid");
             for (name, value) in sets {
                 o.set(name, Some(value)).expect("valid");
             }
@@ -1313,6 +1357,11 @@ mod tests {
             elo(&[("UCI_Opponent", "IM 2000 human Some Player")]),
             Some(2000)
         );
+        // Off by default: the child itself.
+        let mut off = Options::default();
+        off.set("UCI_Opponent", Some("IM 2000 human Some Player"))
+            .expect("valid");
+        assert_eq!(off.person(), None);
         // Above the built-in engine's full strength it plays unlimited;
         // Stockfish models such a person at their rating.
         let gm = ("UCI_Opponent", "GM 2500 human Garry Kasparov");
@@ -1336,6 +1385,7 @@ mod tests {
         // A person below the lowest level is modelled at the lowest.
         assert_eq!(elo(&[("UCI_Opponent", "none 200 human Kid")]), Some(600));
         let mut o = Options::default();
+        o.set("PersonModel", Some("true")).expect("valid");
         o.set("UCI_Opponent", Some("none 1300 human test"))
             .expect("valid");
         let e = o
@@ -1374,6 +1424,7 @@ mod tests {
             ("UCI_LimitStrength", "true"),
             ("UCI_Elo", "1500"),
             ("UCI_Opponent", "none 1300 human test"),
+            ("PersonModel", "true"),
         ] {
             o.set(name, Some(value)).expect("valid");
         }

@@ -77,10 +77,12 @@ try:
 
     # A level, as lichess-bot plays a person: python-chess sends the
     # person's UCI_Opponent with the game; each move is drawn at the level
-    # and the nominal opponent models a human of that rating (the trace
-    # says so).
+    # and, with PersonModel on, the nominal opponent models a human of
+    # that rating (the trace says so). The level's own openings are off:
+    # every move here is a decision.
     trace = os.path.join(tempfile.mkdtemp(), "level.jsonl")
-    engine.configure({"ChildNodes": 0, "UCI_LimitStrength": True, "UCI_Elo": 1200, "TraceFile": trace})
+    engine.configure({"ChildNodes": 0, "UCI_LimitStrength": True, "UCI_Elo": 1200, "TraceFile": trace,
+                      "PersonModel": True, "LevelBook": False})
     person = chess.engine.Opponent(name="test", title=None, rating=1500, is_engine=False)
     game = chess.Board()
     for _ in range(3):

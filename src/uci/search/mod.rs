@@ -42,6 +42,7 @@ use crate::{
     children::Pool,
     mpc::{
         ChildLimit, Decision, Extra, Game, Rule, Settings,
+        level::{BOOK_EFFORT, effort},
         lookahead::CANCEL_GRACE,
         rounds::{ClockCell, Noise, branching},
         tablebase::Tables,
@@ -117,7 +118,12 @@ async fn decide_and_answer(req: GoRequest) {
     if !pondering {
         search.count_reply();
     }
-    if let Some(mv) = search.book_move().or_else(|| search.tablebase_move()) {
+    if let Some((mv, effort)) = search
+        .book_move()
+        .map(|mv| (mv, BOOK_EFFORT))
+        .or_else(|| search.tablebase_move().map(|mv| (mv, 0.0)))
+    {
+        search.think_like_a_person(effort).await;
         search.wait_for_release().await;
         let game = &search.req.game;
         search
@@ -130,6 +136,13 @@ async fn decide_and_answer(req: GoRequest) {
     // A worker down or up again (`Workers` over other machines).
     for line in search.req.pool.news() {
         search.pane.notice(line);
+    }
+    if let Some(d) = &decision
+        && let Some(drawn) = &d.drawn
+    {
+        search
+            .think_like_a_person(effort(&d.candidates, drawn))
+            .await;
     }
     search.wait_for_release().await;
     // A pondering decision's move is played only at `ponderhit`; else the
@@ -453,6 +466,29 @@ impl Search {
 
     /// Under `go infinite` and `go ponder`, the answer waits for `stop` or
     /// `ponderhit`.
+    /// With `HumanTime`, at a level on a game clock (not `movetime`,
+    /// pondering or analysis), holds the move until `effort` times the
+    /// move's time ([`MoveTime::soft`]) has passed since the `go`, as a
+    /// person would think over it ([`effort`]), never past the move's hard
+    /// limit; `stop` ends the hold at once. A move with nothing to choose
+    /// (one legal move) is not held.
+    async fn think_like_a_person(&self, effort: f64) {
+        let (go, options) = (&self.req.go, &self.req.options);
+        let asked = options.human_time && options.limit_strength;
+        let Some(time) = self.clock.time.filter(|_| asked) else {
+            return;
+        };
+        if go.ponder || go.infinite || go.movetime.is_some() || self.candidates.len() < 2 {
+            return;
+        }
+        let hold = time.soft.mul_f64(effort.max(0.0)).min(time.hard);
+        let until = tokio::time::Instant::from_std(self.req.received + hold);
+        tokio::select! {
+            () = self.req.stop.cancelled() => {}
+            () = tokio::time::sleep_until(until) => {}
+        }
+    }
+
     async fn wait_for_release(&self) {
         if self.req.go.infinite {
             self.req.stop.cancelled().await;
