@@ -146,8 +146,9 @@ impl Calibration {
 /// has the commands and every run). With the draw's plausibility prior
 /// (`mpc::plausible`) 1400 at 2150 nodes and spread 0.058 scored
 /// +117 ± 79 against Stockfish's 1400 (80 games): it now searches 1700 at
-/// 0.0644, what 1270 was before (measured in `uci-options.md`); 1800 and
-/// the levels around are not re-measured with the prior. Budgets are calibrated where no clock
+/// 0.0644, what 1270 was before, and scored +22.6 ± 50.8 (200 games, fixed
+/// nodes, `uci-options.md`); 1800 and the levels around are not
+/// re-measured with the prior. Budgets are calibrated where no clock
 /// cuts them (mpcmc on a long clock, Stockfish at a node count that its
 /// `UCI_Elo` pick reaches), so that a level plays the same at 10+0.1 and on
 /// every longer clock: at 14 000 nodes a call, 1800 was cut to about 1600
