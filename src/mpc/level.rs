@@ -656,13 +656,24 @@ mod tests {
             .collect()
     }
 
-    /// How often each candidate is drawn over `n` draws.
+    /// How often each candidate is drawn over `n` draws, without priors.
     fn shares(level: Level, candidates: &[Candidate], n: u32) -> Vec<f64> {
+        shares_with(level, candidates, &[], n)
+    }
+
+    /// How often each candidate is drawn over `n` draws with these
+    /// plausibilities.
+    fn shares_with(
+        level: Level,
+        candidates: &[Candidate],
+        priors: &[Plausibility],
+        n: u32,
+    ) -> Vec<f64> {
         let mut rng = Rng::new(7);
         let mut counts = vec![0u32; candidates.len()];
         for _ in 0..n {
             let c = level
-                .choose(candidates, &[], rng.next_u64())
+                .choose(candidates, priors, rng.next_u64())
                 .expect("valued");
             counts[c.index] += 1;
         }
@@ -823,23 +834,6 @@ mod tests {
         assert!(rates[3] < 0.001, "1400 next to never: {rates:?}");
     }
 
-    /// How often each candidate is drawn with these plausibilities.
-    fn shares_with(level: Level, candidates: &[Candidate], priors: &[Plausibility]) -> Vec<f64> {
-        let mut rng = Rng::new(5);
-        let n = 20_000u32;
-        let mut counts = vec![0u32; candidates.len()];
-        for _ in 0..n {
-            let c = level
-                .choose(candidates, priors, rng.next_u64())
-                .expect("valued");
-            counts[c.index] += 1;
-        }
-        counts
-            .iter()
-            .map(|&k| f64::from(k) / f64::from(n))
-            .collect()
-    }
-
     #[test]
     fn the_draw_follows_a_glance_and_never_plays_a_move_nobody_considers_unasked() {
         let plain = Plausibility::default();
@@ -855,16 +849,16 @@ mod tests {
             let level = Level::new(elo);
             // A rim move valued best by a little: never drawn.
             let candidates = valued(&[30, 20, 10]);
-            let shares = shares_with(level, &candidates, &[rim, plain, plain]);
+            let shares = shares_with(level, &candidates, &[rim, plain, plain], 20_000);
             assert_eq!(shares[0], 0.0, "{elo}: {shares:?}");
             // Best by more than every natural move gives up: the position
             // asks for it, and it is drawn as any move.
             let candidates = valued(&[200, -20, -40]);
-            let shares = shares_with(level, &candidates, &[rim, plain, plain]);
+            let shares = shares_with(level, &candidates, &[rim, plain, plain], 20_000);
             assert!(shares[0] > 0.5, "{elo}: {shares:?}");
             // Of two moves of one value, the plausible one is drawn more.
             let candidates = valued(&[10, 10]);
-            let shares = shares_with(level, &candidates, &[plain, natural]);
+            let shares = shares_with(level, &candidates, &[plain, natural], 20_000);
             assert!(shares[1] > 2.0 * shares[0], "{elo}: {shares:?}");
         }
         // The moves looked at narrow as the rating rises.
@@ -874,7 +868,7 @@ mod tests {
             .collect();
         assert_eq!(looked, [8, 7, 5, 4]);
         let many = valued(&[0; 12]);
-        let shares = shares_with(Level::new(MAX_ELO), &many, &[]);
+        let shares = shares(Level::new(MAX_ELO), &many, 20_000);
         assert_eq!(shares.iter().filter(|&&s| s > 0.0).count(), 4, "{shares:?}");
     }
 
