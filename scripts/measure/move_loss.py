@@ -11,11 +11,19 @@ in a decided game. Printed per variant: mean loss, the positions where it
 played another move than the first variant, and the paired difference of
 loss against the first variant with its standard error.
 
+A level's draws: SEEDS=k plays each position k times, game j with `Seed`
+j+1 (the same seeds for every variant), and GO replaces `go nodes B` (e.g.
+GO="go wtime 600000 btime 600000 winc 5000 binc 5000", a level's
+calibration clock). Also printed: blunders (a drop of 0.3 of 2w-1) and gross
+blunders (>= 300 cp lost from within +-300 of the best, as judge.py counts
+them) a hundred moves.
+
 usage: move_loss.py POSITIONS.epd B JUDGE VARIANT...
   VARIANT: name=BINARY[,Option=Value...]   (the binary gets `--` flags in
            Option only when it begins with -, e.g. engine for `mpcmc engine`)
 Positions: a FEN per line (an EPD's first four fields are enough)."""
 import math
+import os
 import subprocess
 import sys
 
@@ -60,12 +68,15 @@ def play(binary, args, opts, fens, nodes):
     for k, v in opts.items():
         send(f"setoption name {k} value {v}")
     moves = []
-    for fen in fens:
+    seeded = "SEEDS" in os.environ
+    for j, fen in enumerate(fens):
+        if seeded:
+            send(f"setoption name Seed value {j + 1}")
         send("ucinewgame")
         send("isready")
         until("readyok")
         send(f"position fen {fen}")
-        send(f"go nodes {nodes}")
+        send(os.environ.get("GO", f"go nodes {nodes}"))
         moves.append(until("bestmove").split()[1])
     send("quit")
     p.wait()
@@ -80,6 +91,8 @@ def main():
         f = line.split()
         if len(f) >= 4:
             fens.append(" ".join(f[:4]) + (" " + " ".join(f[4:6]) if len(f) >= 6 and f[4].isdigit() else " 0 1"))
+    seeds = int(os.environ.get("SEEDS", "1"))
+    fens = [f for f in fens for _ in range(seeds)]
     chosen = {}
     for name, binary, args, opts in variants:
         chosen[name] = play(binary, args, opts, fens, nodes)
@@ -88,12 +101,16 @@ def main():
     sf.configure({"Threads": 1, "Hash": 64})
     limit = chess.engine.Limit(nodes=judge)
     loss = {name: [] for name, *_ in variants}
+    errors = {name: [0, 0] for name, *_ in variants}
+    roots, afters = {}, {}
     for i, fen in enumerate(fens):
         board = chess.Board(fen)
         side = board.turn
-        sf.configure({"Clear Hash": None})
-        root = sf.analyse(board, limit)["score"].pov(side).score(mate_score=10000)
-        after = {}
+        if fen not in roots:
+            sf.configure({"Clear Hash": None})
+            roots[fen] = sf.analyse(board, limit)["score"].pov(side).score(mate_score=10000)
+        root = roots[fen]
+        after = afters.setdefault(fen, {})
         for name, *_ in variants:
             mv = chosen[name][i]
             if mv not in after:
@@ -105,16 +122,19 @@ def main():
                 else:
                     sf.configure({"Clear Hash": None})
                     after[mv] = sf.analyse(b, limit)["score"].pov(side).score(mate_score=10000)
-            best = max(root, *after.values())
             loss[name].append((mv, after[mv]))
         # the root value: the best of Stockfish's own and every move judged
+        best = max(root, *after.values())
         for name in loss:
             mv, v = loss[name][-1]
             loss[name][-1] = (mv, max(0.0, wp(best) - wp(v)))
+            errors[name][0] += 2 * (wp(best) - wp(v)) >= 0.3
+            errors[name][1] += best - v >= 300 and abs(best) <= 300
     sf.quit()
     first = variants[0][0]
     base = [l for _, l in loss[first]]
-    print(f"{len(fens)} positions, go nodes {nodes}, judged at {judge} nodes")
+    go = os.environ.get("GO", f"go nodes {nodes}")
+    print(f"{len(fens)} moves ({seeds} a position), {go}, judged at {judge} nodes")
     for name, *_ in variants:
         ls = [l for _, l in loss[name]]
         diff = [a - b for a, b in zip(ls, base)]
@@ -123,7 +143,8 @@ def main():
         sd = math.sqrt(sum((d - mean) ** 2 for d in diff) / max(1, n - 1))
         other = sum(a[0] != b[0] for a, b in zip(loss[name], loss[first]))
         print(f"{name:>14}: mean loss {100 * sum(ls) / n:.2f}%  other move {other:3d}  "
-              f"vs {first}: {100 * mean:+.2f}% +/- {100 * sd / math.sqrt(n):.2f}%")
+              f"vs {first}: {100 * mean:+.2f}% +/- {100 * sd / math.sqrt(n):.2f}%  "
+              f"blunders {100 * errors[name][0] / n:.2f}  gross {100 * errors[name][1] / n:.2f} a hundred moves")
 
 
 main()
