@@ -15,6 +15,7 @@ use mpcmc_protocol::Go;
 
 use crate::mpc::{
     decision::{Lookahead, Settings},
+    level::LOOK_NODES,
     rounds::{ClockCell, RootCell, RootTime, RoundClock, RoundPlan, first_round_nodes, rounds_for},
 };
 
@@ -451,8 +452,7 @@ pub fn plan_timed(
 /// `moves` root moves (one-step: two calls a move, and the root search),
 /// with a second look at `looked` one-step lines
 /// ([`Level::look_lines`](crate::mpc::level::Level::look_lines): two
-/// calls each of `look_factor` times the nodes
-/// ([`Level::look_factor`](crate::mpc::level::Level::look_factor)), one after the other once
+/// calls each of [`LOOK_NODES`] times the nodes, one after the other once
 /// the pass is done; one look counted, the most likely: a refuted look's
 /// next one is cut by the move's hard limit if it does not fit): the
 /// level's `nodes`, less when the GUI's limits leave less: a node total
@@ -463,13 +463,12 @@ pub fn level_call_nodes(
     nodes: u64,
     moves: usize,
     looked: u64,
-    look_factor: u64,
     total: Option<u64>,
     time: Option<&TimedBudget>,
 ) -> u64 {
     let calls = 2 * moves as u64 + 1;
     // The look's calls, and what they cost in calls of the level's nodes.
-    let (look_calls, look_nodes) = (2 * looked, 2 * looked * look_factor);
+    let (look_calls, look_nodes) = (2 * looked, 2 * looked * LOOK_NODES);
     let mut nodes = nodes;
     if let Some(total) = total {
         nodes = nodes.min(total / (calls + look_nodes));
@@ -488,7 +487,6 @@ pub fn level_call_nodes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mpc::level::LOOK_NODES;
 
     fn budget(soft_ms: u64, threads: usize, speed: u64, cost_ms: u64) -> TimedBudget {
         TimedBudget {
@@ -507,55 +505,37 @@ mod tests {
     #[test]
     fn a_level_keeps_its_budget_unless_the_limits_leave_less() {
         // 20 moves: 41 calls.
-        assert_eq!(level_call_nodes(1000, 20, 0, LOOK_NODES, None, None), 1000);
+        assert_eq!(level_call_nodes(1000, 20, 0, None, None), 1000);
+        assert_eq!(level_call_nodes(1000, 20, 0, Some(4100), None), 100);
         assert_eq!(
-            level_call_nodes(1000, 20, 0, LOOK_NODES, Some(4100), None),
-            100
-        );
-        assert_eq!(
-            level_call_nodes(1000, 20, 0, LOOK_NODES, Some(41), None),
+            level_call_nodes(1000, 20, 0, Some(41), None),
             MIN_CALL_NODES
         );
         // 1 s at 1 M nodes a second on one worker: 800 ms over 41 calls,
         // about 19 500 nodes each; at 50 ms, 975 nodes.
         let roomy = budget(1000, 1, 1_000_000, 0);
-        assert_eq!(
-            level_call_nodes(1000, 20, 0, LOOK_NODES, None, Some(&roomy)),
-            1000
-        );
+        assert_eq!(level_call_nodes(1000, 20, 0, None, Some(&roomy)), 1000);
         let short = budget(50, 1, 1_000_000, 0);
-        let fits = level_call_nodes(100_000, 20, 0, LOOK_NODES, None, Some(&short));
+        let fits = level_call_nodes(100_000, 20, 0, None, Some(&short));
         assert!((970..=980).contains(&fits), "{fits}");
         // Two workers, twice as many; a call's cost comes off each.
         let two = budget(50, 2, 1_000_000, 0);
-        let fits2 = level_call_nodes(100_000, 20, 0, LOOK_NODES, None, Some(&two));
+        let fits2 = level_call_nodes(100_000, 20, 0, None, Some(&two));
         assert!((1945..=1955).contains(&fits2), "{fits2}");
         let costly = budget(50, 1, 1_000_000, 1);
-        assert!(level_call_nodes(100_000, 20, 0, LOOK_NODES, None, Some(&costly)) < fits - 900);
+        assert!(level_call_nodes(100_000, 20, 0, None, Some(&costly)) < fits - 900);
         // A second look: two calls of 16 times the nodes after the pass,
         // on one worker. 41 + 32 calls' worth in a node total; at 50 ms
         // on one worker 40 ms over 41 + 32, on two 40 ms over 20.5 + 32.
-        assert_eq!(
-            level_call_nodes(1000, 20, 1, LOOK_NODES, Some(7300), None),
-            100
-        );
-        let looked = level_call_nodes(100_000, 20, 1, LOOK_NODES, None, Some(&short));
+        assert_eq!(level_call_nodes(1000, 20, 1, Some(7300), None), 100);
+        let looked = level_call_nodes(100_000, 20, 1, None, Some(&short));
         assert!((540..=555).contains(&looked), "{looked}");
-        let looked2 = level_call_nodes(100_000, 20, 1, LOOK_NODES, None, Some(&two));
+        let looked2 = level_call_nodes(100_000, 20, 1, None, Some(&two));
         assert!((755..=770).contains(&looked2), "{looked2}");
-        assert_eq!(
-            level_call_nodes(1000, 20, 1, LOOK_NODES, None, Some(&roomy)),
-            1000
-        );
+        assert_eq!(level_call_nodes(1000, 20, 1, None, Some(&roomy)), 1000);
         // A look that compares with the best searches two lines: 41 + 64.
-        assert_eq!(
-            level_call_nodes(1000, 20, 2, LOOK_NODES, Some(10_500), None),
-            100
-        );
-        assert_eq!(
-            level_call_nodes(1000, 20, 2, LOOK_NODES, Some(10_499), None),
-            99
-        );
+        assert_eq!(level_call_nodes(1000, 20, 2, Some(10_500), None), 100);
+        assert_eq!(level_call_nodes(1000, 20, 2, Some(10_499), None), 99);
     }
 
     #[test]

@@ -25,15 +25,14 @@
 //! are moves whose shallow value hides a refutation, not slips the draw
 //! chose knowingly. So where an anchor says so ([`Anchor::look`]) the
 //! drawn move gets a *second look* before it is played: its one-step line
-//! searched again at [`Level::look_factor`] times the call's nodes. When that
+//! searched again at [`LOOK_NODES`] times the call's nodes. When that
 //! drops its value by the anchor's threshold or more (in win
 //! probability), the deeper value replaces the shallow one and the move
 //! is drawn again, at most [`MAX_LOOKS`] times ([`Level::looks`]). Where
 //! an anchor says so ([`Anchor::compare`]) the look also searches the
-//! best valued move as deep (over the built-in engine: the root,
-//! [`Against`]) and refutes a drawn move that falls short of it by that
-//! threshold ([`Level::compares`]): a slip the pass saw as small, whose
-//! own value holds deeper, is refuted so.
+//! best valued move as deep and refutes a drawn move that falls short of
+//! it by that threshold ([`Level::compares`]): a slip the pass saw as
+//! small, whose own value holds deeper, is refuted so.
 //!
 //! The draw is the caller's random number ([`Level::choose`]), so the
 //! core stays deterministic and a session with a fixed seed ([`Rng`])
@@ -69,16 +68,9 @@ pub const DECISIVE: f64 = 0.85;
 pub const DECIDED_NODES: u64 = 8192;
 
 /// A second look searches the drawn move's line with this many times the
-/// call's nodes over Stockfish (at 1800, 5760 nodes a call against the
-/// pass's 360), the anchors' [`Anchor::look_factor`] there.
+/// call's nodes (at 1800 over Stockfish, 5760 nodes a call against the
+/// pass's 360).
 pub const LOOK_NODES: u64 = 16;
-
-/// A second look's factor over the built-in engine at 1400 and below
-/// (54 400 nodes a call at 1400): of 47 gross blunders 1400 made over it,
-/// a search of the move at 100 000 nodes saw 0.1 of win probability or
-/// more lost against the best in 31, at 50 000 in 29, where at 27 000 (16
-/// times 1700) a comparing look had refuted few.
-pub const BUILTIN_LOOK: u64 = 32;
 
 /// Second looks a decision at most: a move drawn after as many were
 /// refuted is played as drawn.
@@ -108,9 +100,6 @@ pub struct Anchor {
     /// as deep, at which a second look refutes the drawn move
     /// ([`Level::compares`]); [`NO_LOOK`]: not compared.
     pub compare: f64,
-    /// A second look's calls search this many times the pass's call
-    /// nodes ([`Level::look_factor`]).
-    pub look_factor: u64,
 }
 
 /// Whose nodes a level's budgets count. The levels are calibrated over
@@ -141,14 +130,6 @@ impl Calibration {
         }
     }
 
-    /// What a second look compares the drawn move with.
-    pub fn against(self) -> Against {
-        match self {
-            Calibration::Builtin => Against::RootSearch,
-            Calibration::Stockfish => Against::BestLine,
-        }
-    }
-
     /// The engine's own full strength on the levels' scale, where it is
     /// within the range: a level from there up plays at full strength, the
     /// most the engine can. `None`: above [`MAX_ELO`] (Stockfish 15.1's
@@ -159,22 +140,6 @@ impl Calibration {
             Calibration::Stockfish => None,
         }
     }
-}
-
-/// What a level's second look measures the drawn move against, where it
-/// compares ([`Level::compares`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Against {
-    /// The best valued move of the pass, its line searched as deep as the
-    /// drawn move's.
-    BestLine,
-    /// The evaluator's own search of the root at twice a look call's
-    /// nodes (a one-step line's two calls), once a decision: over the
-    /// built-in engine the pass's best at 1700 nodes was itself often
-    /// bad, and a drawn move that lost a piece looked no worse than it
-    /// (at 1400, 8 gross blunders in 300 moves on 150 positions of its
-    /// games, 6 comparing with the pass's best, 2 with the root search).
-    RootSearch,
 }
 
 /// The levels' calibration over the built-in engine (`uci-options.md`
@@ -196,15 +161,10 @@ pub enum Against {
 /// the levels stop gaining near 1800–1900 (2200, extrapolated, scored
 /// −424 ± 140 against Stockfish's 2200): the built-in engine's own full
 /// strength is about 2100, and a one-step pass over every move costs the
-/// depth it would reach alone. 1400 takes a second look ([`Against::RootSearch`],
-/// [`BUILTIN_LOOK`]): one comparing with the pass's best at 16 times the
-/// nodes (as over Stockfish) had left its gross blunders as they were;
-/// comparing with the root searched at 108 800 nodes, from a loss of 0.1,
-/// cut them on 150 positions of its games from 8 in 300 moves to 2 (Stockfish
-/// judging each move at 300 000 nodes), and its spread went from 0.0644
-/// to 0.095 to give back the strength (mean loss 0.057 of win probability
-/// a move without the look, 0.046 with it at 0.0644, 0.052 at 0.085;
-/// `uci-options.md` has the match). 1800 takes none yet (not measured).
+/// depth it would reach alone. No level here takes a second look: at 1400
+/// one comparing with the best (as over Stockfish) left the gross blunders
+/// as they were (the built-in engine does not see them at 16 times the
+/// nodes either), for about twice the nodes a move by the budgets.
 const BUILTIN: [Anchor; 5] = [
     Anchor {
         elo: MIN_ELO,
@@ -212,7 +172,6 @@ const BUILTIN: [Anchor; 5] = [
         spread: 0.12,
         look: NO_LOOK,
         compare: NO_LOOK,
-        look_factor: BUILTIN_LOOK,
     },
     Anchor {
         elo: 1000,
@@ -220,15 +179,13 @@ const BUILTIN: [Anchor; 5] = [
         spread: 0.080,
         look: NO_LOOK,
         compare: NO_LOOK,
-        look_factor: BUILTIN_LOOK,
     },
     Anchor {
         elo: 1400,
         nodes: 1700,
-        spread: 0.095,
-        look: 0.2,
-        compare: 0.1,
-        look_factor: BUILTIN_LOOK,
+        spread: 0.0644,
+        look: NO_LOOK,
+        compare: NO_LOOK,
     },
     Anchor {
         elo: 1800,
@@ -236,7 +193,6 @@ const BUILTIN: [Anchor; 5] = [
         spread: 0.01496,
         look: NO_LOOK,
         compare: NO_LOOK,
-        look_factor: LOOK_NODES,
     },
     Anchor {
         elo: MAX_ELO,
@@ -244,7 +200,6 @@ const BUILTIN: [Anchor; 5] = [
         spread: 0.0033,
         look: NO_LOOK,
         compare: NO_LOOK,
-        look_factor: LOOK_NODES,
     },
 ];
 
@@ -277,7 +232,6 @@ const STOCKFISH: [Anchor; 7] = [
         spread: 0.17,
         look: NO_LOOK,
         compare: NO_LOOK,
-        look_factor: LOOK_NODES,
     },
     Anchor {
         elo: 1000,
@@ -285,7 +239,6 @@ const STOCKFISH: [Anchor; 7] = [
         spread: 0.11,
         look: NO_LOOK,
         compare: NO_LOOK,
-        look_factor: LOOK_NODES,
     },
     Anchor {
         elo: 1400,
@@ -293,7 +246,6 @@ const STOCKFISH: [Anchor; 7] = [
         spread: 0.095,
         look: 0.2,
         compare: 0.15,
-        look_factor: LOOK_NODES,
     },
     Anchor {
         elo: 1800,
@@ -301,7 +253,6 @@ const STOCKFISH: [Anchor; 7] = [
         spread: 0.05,
         look: 0.2,
         compare: 0.15,
-        look_factor: LOOK_NODES,
     },
     Anchor {
         elo: 2200,
@@ -309,7 +260,6 @@ const STOCKFISH: [Anchor; 7] = [
         spread: 0.024,
         look: 0.2,
         compare: NO_LOOK,
-        look_factor: LOOK_NODES,
     },
     Anchor {
         elo: 2600,
@@ -317,7 +267,6 @@ const STOCKFISH: [Anchor; 7] = [
         spread: 0.0045,
         look: NO_LOOK,
         compare: NO_LOOK,
-        look_factor: LOOK_NODES,
     },
     Anchor {
         elo: MAX_ELO,
@@ -325,7 +274,6 @@ const STOCKFISH: [Anchor; 7] = [
         spread: 0.0033,
         look: NO_LOOK,
         compare: NO_LOOK,
-        look_factor: LOOK_NODES,
     },
 ];
 
@@ -411,12 +359,6 @@ impl Level {
     /// with). `None`: no second look at this level.
     pub fn looks(self) -> Option<f64> {
         Some(self.between(|a| a.look)).filter(|&t| t < NO_LOOK)
-    }
-
-    /// A second look's calls search this many times the pass's call
-    /// nodes, between its calibration's anchors.
-    pub fn look_factor(self) -> u64 {
-        self.between(|a| a.look_factor as f64).round() as u64
     }
 
     /// Whether a second look that found `deeper` for a move drawn at
@@ -615,21 +557,19 @@ pub struct Look {
     pub index: usize,
     /// Its value from the pass, which the draw weighed.
     pub shallow: Value,
-    /// Its value at [`Level::look_factor`] times the nodes; `None` when the look
+    /// Its value at [`LOOK_NODES`] times the nodes; `None` when the look
     /// did not finish (the clock, a failed child): the move is played.
     pub deeper: Option<Value>,
-    /// The best valued move at the draw and its value searched as deep
-    /// (over the built-in engine: the root search's move and value,
-    /// [`Against::RootSearch`]), which the drawn move was measured against
-    /// ([`Level::compares`]); `None`: not compared (the level does not, the
-    /// drawn move was that best, or a look did not finish).
+    /// The best valued move at the draw and its value searched as deep,
+    /// which the drawn move was measured against ([`Level::compares`]);
+    /// `None`: not compared (the level does not, the drawn move was the
+    /// best, or a look did not finish).
     pub against: Option<(usize, Value)>,
     /// The deeper value dropped by the level's threshold or more: it
     /// replaced the shallow one and the move was drawn again.
     pub refuted: bool,
-    /// Each of the look's calls searched under this limit
-    /// ([`Level::look_factor`] times the pass's nodes), the best's as deep
-    /// (the root search at twice it).
+    /// Each of the look's calls searched under this limit ([`LOOK_NODES`]
+    /// times the pass's nodes), the best's as deep.
     pub limit: ChildLimit,
 }
 
@@ -752,12 +692,7 @@ mod tests {
                 .collect();
             for pair in levels.windows(2) {
                 assert!(pair[0].call_nodes() <= pair[1].call_nodes());
-                // The draw narrows as the rating rises, but where a second
-                // look phases in (over the built-in engine from 1000 to
-                // 1400) it widens to give back what the look adds.
-                let threshold = |l: Level| l.looks().unwrap_or(NO_LOOK);
-                let look_phases_in = threshold(pair[1]) < threshold(pair[0]);
-                assert!(pair[0].spread() > pair[1].spread() || look_phases_in);
+                assert!(pair[0].spread() > pair[1].spread());
             }
             assert!(levels[0].call_nodes() < levels[levels.len() - 1].call_nodes());
             // At the anchors exactly, between them geometrically.
@@ -834,7 +769,7 @@ mod tests {
         assert!(!sf(1800).refutes(Value::cp(30), Value::cp(-30)));
         assert!(!sf(1800).refutes(Value::cp(-300), Value::cp(30)));
         assert!(!sf(pair[0].elo).refutes(Value::cp(30), Value::MATED));
-        assert!(!Level::new(1000).refutes(Value::cp(30), Value::MATED));
+        assert!(!Level::new(1800).refutes(Value::cp(30), Value::MATED));
         // At 1400 and 1800 the look compares with the best as deep: a
         // move that falls 190 cp short of it from level is refuted, 20 cp
         // is not; from 2200 up nothing is compared.
@@ -843,21 +778,8 @@ mod tests {
             assert!(!sf(elo).falls_short(Value::cp(40), Value::cp(20)));
             assert!(!sf(elo).falls_short(Value::cp(-150), Value::cp(40)));
         }
-        // Over the built-in engine at 1400 too, from a smaller loss (its
-        // deeper values are shallower than Stockfish's); 1800 is not
-        // measured with a look and takes none.
-        assert!(Level::new(1400).falls_short(Value::cp(40), Value::cp(-80)));
-        assert!(!Level::new(1400).falls_short(Value::cp(40), Value::cp(20)));
-        assert!(Level::new(1800).looks().is_none());
         assert!(!sf(2200).falls_short(Value::cp(40), Value::MATED));
-        assert!(!Level::new(1000).falls_short(Value::cp(40), Value::MATED));
-        // A look over the built-in engine searches deeper for its nodes'
-        // worth: about 54 000 nodes a call at 1400 and 1800 alike.
-        assert_eq!(Level::new(1400).look_factor(), BUILTIN_LOOK);
-        assert_eq!(Level::new(1400).call_nodes() * BUILTIN_LOOK, 54_400);
-        for elo in [1400, 1800, 2200] {
-            assert_eq!(sf(elo).look_factor(), LOOK_NODES);
-        }
+        assert!(!Level::new(1400).falls_short(Value::cp(40), Value::MATED));
     }
 
     #[test]
@@ -909,9 +831,7 @@ mod tests {
         assert!(rates.windows(2).all(|p| p[0] >= p[1]), "{rates:?}");
         assert!(rates[0] > rates[1] && rates[1] > rates[2], "{rates:?}");
         assert!(rates[0] > 0.05, "a beginner gives pieces away: {rates:?}");
-        // The draw alone: from 1400 up over the built-in engine the second
-        // look refutes what it sees (`lookahead`'s tests).
-        assert!(rates[3] < 0.01, "1400 rarely: {rates:?}");
+        assert!(rates[3] < 0.001, "1400 next to never: {rates:?}");
     }
 
     #[test]

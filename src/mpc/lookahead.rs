@@ -23,7 +23,7 @@ use crate::mpc::{
     ChildFault, ChildLimit, Children, Extra, Game, Query, Report, Role, Value,
     decision::{Candidate, Decision, Draw, Failure, Lookahead, Rule, Settings, Stats, best_valued},
     fortify::{Verdict, fortify},
-    level::{Against, Choice, Look, MAX_LOOKS, Rng},
+    level::{Choice, LOOK_NODES, Look, MAX_LOOKS, Rng},
     plausible::{Plausibility, plausibility},
 };
 
@@ -149,7 +149,7 @@ pub async fn pass<C: Children>(
 /// A level's draw among the valued candidates of `level` ([`Level::choose`]),
 /// the drawn move given a second look first where the level has one
 /// ([`Level::looks`]): its one-step line searched again at
-/// [`Level::look_factor`] times the calls' node budget, and where the level
+/// [`LOOK_NODES`] times the calls' node budget, and where the level
 /// compares ([`Level::compares`]) the best valued move's too, once (its
 /// deeper value then stands for it). A look that refutes the move (its
 /// value drops by the level's threshold, or falls short of the best's as
@@ -187,14 +187,11 @@ async fn draw_and_look<C: Children>(
     let mut looks: Vec<Look> = Vec::new();
     let look_limit = match (draw.level.looks(), limit) {
         (Some(_), ChildLimit::Nodes(n)) if !level.cancelled && !draw.decided => {
-            ChildLimit::Nodes(n.saturating_mul(draw.level.look_factor()))
+            ChildLimit::Nodes(n.saturating_mul(LOOK_NODES))
         }
         _ => return (choice, looks),
     };
     let mut randoms = Rng::new(draw.random);
-    // The evaluator's root search at the look's depth, once a decision
-    // (where the level compares with it): its move's index and value.
-    let mut deep_root: Option<Option<(usize, Value)>> = None;
     while let Some(c) = choice {
         let Some(shallow) = level.candidates[c.index].value.filter(|_| {
             looks.len() < MAX_LOOKS
@@ -215,28 +212,17 @@ async fn draw_and_look<C: Children>(
             )
         };
         let deeper = look(level.candidates[c.index].mv).await;
-        let against = match draw
-            .level
-            .compares()
-            .map(|_| draw.level.calibration().against())
-        {
-            // The best as deep, searched once: a candidate whose value a
-            // look replaced keeps the pass's as `shallow` (a level's pass
-            // is one-step, so nothing else sets it).
-            Some(Against::BestLine) if c.index != c.best => {
+        // The best as deep, searched once: a candidate whose value a look
+        // replaced keeps the pass's as `shallow` (a level's pass is
+        // one-step, so nothing else sets it).
+        let against = match draw.level.compares() {
+            Some(_) if c.index != c.best => {
                 if level.candidates[c.best].shallow.is_none() {
                     let best = look(level.candidates[c.best].mv).await;
                     join_look(level, c.best, best, true);
                 }
                 let best = &level.candidates[c.best];
                 best.shallow.and(best.value).map(|v| (c.best, v))
-            }
-            Some(Against::RootSearch) => {
-                if deep_root.is_none() {
-                    let limit = look_limit.scaled(2);
-                    deep_root = Some(deep_root_search(children, game, level, limit, cancel).await);
-                }
-                deep_root.flatten().filter(|(i, _)| *i != c.index)
             }
             _ => None,
         };
@@ -263,25 +249,6 @@ async fn draw_and_look<C: Children>(
             .choose(&level.candidates, &priors, randoms.next_u64());
     }
     (choice, looks)
-}
-
-/// The evaluator's search of the root under `limit` for a second look to
-/// compare the drawn move with ([`Against::RootSearch`]): the index of
-/// its move among the candidates and its value; `None` when it failed,
-/// was stopped, had no score or chose a move that is not a candidate
-/// (`go searchmoves`). Its calls join the pass's stats.
-async fn deep_root_search<C: Children>(
-    children: &Arc<C>,
-    game: &Arc<Game>,
-    level: &mut LevelFound,
-    limit: ChildLimit,
-    cancel: &CancellationToken,
-) -> Option<(usize, Value)> {
-    let query = Query::root(game.clone(), limit);
-    let report = children.search(query, cancel.clone()).await.ok()?;
-    level.stats.add(&report);
-    let index = level.candidates.iter().position(|c| c.mv == report.best);
-    index.zip(report.score).filter(|_| !report.stopped)
 }
 
 /// A second look's `deeper` line for candidate `index`: its calls join the
@@ -1163,7 +1130,6 @@ mod tests {
         random: u64,
     ) -> (Decision, usize) {
         let children = Arc::new(children);
-        let deep = ChildLimit::Nodes(100 * level.look_factor());
         let level = Some(Draw {
             level,
             random,
@@ -1180,6 +1146,7 @@ mod tests {
         )
         .await
         .expect("candidates");
+        let deep = ChildLimit::Nodes(100 * level::LOOK_NODES);
         let looked = children
             .limits
             .lock()
@@ -1267,9 +1234,9 @@ mod tests {
         assert!(refuted > 0, "e4 drawn and refuted at times: {played:?}");
         assert!(played.iter().all(|m| m != "e2e4"), "{played:?}");
         assert!(played.iter().any(|m| m == "d2d4"), "{played:?}");
-        // Over the built-in engine 1000 takes no second look: the
+        // Over the built-in engine the levels take no second look: the
         // shallow best is played at times.
-        let plain = at(1000, level::Calibration::Builtin);
+        let plain = at(1800, level::Calibration::Builtin);
         assert!(plain.looks().is_none());
         let mut plain_played = Vec::new();
         for _ in 0..30 {
@@ -1358,69 +1325,6 @@ mod tests {
             own_played.push(key(&[d.best]));
         }
         assert!(own_played.iter().any(|m| m == "d2d4"), "{own_played:?}");
-    }
-
-    /// Over the built-in engine 1400's look measures the drawn move against
-    /// the evaluator's root search at the look's depth, not the pass's best:
-    /// here e4, the pass's best, and d4 lose 1.5 pawns searched deeper where
-    /// the root search finds Nf3 at +0.6, so both are refuted whenever drawn
-    /// (e4's own drop is below the look's threshold: comparing with the
-    /// pass's best it would stand) and Nf3 is always played; the root is
-    /// searched once a decision, at twice a look call's nodes.
-    #[tokio::test]
-    async fn over_the_built_in_engine_a_look_compares_with_the_root_searched_as_deep() {
-        let g = game(START);
-        let cands = moves(&g, &["e2e4", "d2d4", "g1f3"]);
-        let script = || {
-            let mut c = three_moves([40, 25, 20], ("g1f3", 60));
-            c.deep_scores.insert("e2e4 e7e5".into(), -150);
-            c.deep_scores.insert("d2d4 d7d5".into(), -150);
-            c
-        };
-        let level = Level::new(1400);
-        assert_eq!(level.calibration().against(), level::Against::RootSearch);
-        assert!(level.compares().is_some());
-        assert!(!level.refutes(Value::cp(40), Value::cp(-150)));
-        let deep_root = ChildLimit::Nodes(100 * 2 * level.look_factor());
-        let mut rng = level::Rng::new(13);
-        let mut refuted = 0;
-        for _ in 0..20 {
-            let children = Arc::new(script());
-            let draw = Some(Draw {
-                level,
-                random: rng.next_u64(),
-                decided: false,
-            });
-            let settings = Settings { level: draw, ..ONE };
-            let no_cancel = CancellationToken::new();
-            let pass = ChildLimit::Nodes(100);
-            let d = decide(
-                &children,
-                &g,
-                &cands,
-                pass,
-                settings,
-                &no_cancel,
-                &mut |_, _| {},
-            )
-            .await
-            .expect("candidates");
-            assert_eq!(key(&[d.best]), "g1f3", "{:?}", d.looks);
-            let last = d.looks.last().expect("the drawn move looked at");
-            assert!(!last.refuted && last.against.is_none(), "{:?}", d.looks);
-            for l in &d.looks[..d.looks.len() - 1] {
-                assert!(l.refuted, "{:?}", d.looks);
-                assert_eq!(l.against, Some((2, Value::cp(60))), "{:?}", d.looks);
-                refuted += 1;
-            }
-            let roots = children.limits.lock().map_or(0, |l| {
-                l.iter()
-                    .filter(|(r, l)| *r == Role::Evaluator && *l == deep_root)
-                    .count()
-            });
-            assert_eq!(roots, 1, "one root search at the look's depth");
-        }
-        assert!(refuted > 0, "e4 or d4 drawn and refuted at times");
     }
 
     /// A decided choice the pass found at the level's budget gets a second

@@ -38,7 +38,6 @@ impl Search {
             self.candidates.len(),
             // A game already decided plays its best move without a look.
             if decided { 0 } else { level.look_lines() },
-            level.look_factor(),
             go.nodes,
             budget.as_ref(),
         );
