@@ -158,8 +158,9 @@ pub async fn pass<C: Children>(
 /// random number of the draw's sequence, the refuted move dismissed
 /// ([`Plausibility::dismissed`]: drawn only where the position still asks
 /// for it), at most [`MAX_LOOKS`] looks; each draw weighs every move's
-/// plausibility at a glance ([`plausibility`]); a move already looked at, a limit that is not a node budget, or a pass
-/// cut short (`cancel`: the clock; a stalled child) play the move drawn;
+/// plausibility at a glance ([`plausibility`]); a move already looked at,
+/// a limit that is not a node budget, or a pass cut short (`cancel`: the
+/// clock; a stalled child) play the move drawn;
 /// in a game the last decision already found decided ([`Draw::decided`])
 /// the pass's calls were the deep search, and no move is looked at. A
 /// decided choice the pass found at the level's budget is looked at too:

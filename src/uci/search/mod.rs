@@ -464,8 +464,6 @@ impl Search {
             .map_or(end, |latest| end.min(latest).max(now))
     }
 
-    /// Under `go infinite` and `go ponder`, the answer waits for `stop` or
-    /// `ponderhit`.
     /// With `HumanTime`, at a level on a game clock (not `movetime`,
     /// pondering or analysis), holds the move until `effort` times the
     /// move's time ([`MoveTime::soft`]) has passed since the `go`, as a
@@ -489,6 +487,8 @@ impl Search {
         }
     }
 
+    /// Under `go infinite` and `go ponder`, the answer waits for `stop` or
+    /// `ponderhit`.
     async fn wait_for_release(&self) {
         if self.req.go.infinite {
             self.req.stop.cancelled().await;
