@@ -15,8 +15,10 @@ A level's draws: SEEDS=k plays each position k times, game j with `Seed`
 j+1 (the same seeds for every variant), and GO replaces `go nodes B` (e.g.
 GO="go wtime 600000 btime 600000 winc 5000 binc 5000", a level's
 calibration clock). Also printed: blunders (a drop of 0.3 of 2w-1) and gross
-blunders (>= 300 cp lost from within +-300 of the best, as judge.py counts
-them) a hundred moves.
+blunders (>= 300 cp lost from a best value within +-300, as judge.py counts
+them) a hundred moves. JUDGE_AT=root judges a move by Stockfish's search of
+the root restricted to it (`searchmoves`) instead of a search of the
+position after it.
 
 usage: move_loss.py POSITIONS.epd B JUDGE VARIANT...
   VARIANT: name=BINARY[,Option=Value...]   (the binary gets `--` flags in
@@ -48,7 +50,7 @@ def parse(spec):
     return name, binary, args, opts
 
 
-def play(binary, args, opts, fens, nodes):
+def play(binary, args, opts, fens, nodes, seeded):
     p = subprocess.Popen([binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True, bufsize=1)
 
@@ -68,7 +70,6 @@ def play(binary, args, opts, fens, nodes):
     for k, v in opts.items():
         send(f"setoption name {k} value {v}")
     moves = []
-    seeded = "SEEDS" in os.environ
     for j, fen in enumerate(fens):
         if seeded:
             send(f"setoption name Seed value {j + 1}")
@@ -95,7 +96,7 @@ def main():
     fens = [f for f in fens for _ in range(seeds)]
     chosen = {}
     for name, binary, args, opts in variants:
-        chosen[name] = play(binary, args, opts, fens, nodes)
+        chosen[name] = play(binary, args, opts, fens, nodes, "SEEDS" in os.environ)
         print(f"{name}: played", file=sys.stderr)
     sf = chess.engine.SimpleEngine.popen_uci("/usr/games/stockfish")
     sf.configure({"Threads": 1, "Hash": 64})
@@ -116,7 +117,11 @@ def main():
             if mv not in after:
                 b = board.copy()
                 b.push_uci(mv)
-                if b.is_game_over():
+                if os.environ.get("JUDGE_AT") == "root":
+                    sf.configure({"Clear Hash": None})
+                    info = sf.analyse(board, limit, root_moves=[chess.Move.from_uci(mv)])
+                    after[mv] = info["score"].pov(side).score(mate_score=10000)
+                elif b.is_game_over():
                     r = b.result()
                     after[mv] = 0 if r == "1/2-1/2" else 10000
                 else:
