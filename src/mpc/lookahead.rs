@@ -1256,30 +1256,33 @@ mod tests {
 
     /// Over Stockfish at 1400 a second look also searches the best move as
     /// deep and measures the drawn move against it: d4, a slip at the
-    /// pass's nodes that drops by less than the look's own threshold but
-    /// falls well short of e4 as deep, is refuted whenever drawn; the best
-    /// is searched deeper once a decision. At 2200 (no comparison) d4's
-    /// own drop refutes nothing and it is played at times.
+    /// pass's nodes (-60 against e4's 40) that drops by less than the
+    /// look's own threshold (to -280) but falls more than a quarter of the
+    /// win probability short of e4 as deep, is refuted whenever drawn; the
+    /// best is searched deeper once a decision. At 2200 (no comparison)
+    /// d4, a small slip (25) whose drop (to -150) is below the look's
+    /// threshold, is refuted never and played at times.
     #[tokio::test]
     async fn a_second_look_measures_the_drawn_move_against_the_best_as_deep() {
         let g = game(START);
         let cands = moves(&g, &["e2e4", "d2d4", "g1f3"]);
-        let script = || {
-            let mut c = three_moves([40, 25, 20], ("e2e4", 40));
-            c.deep_scores.insert("d2d4 d7d5".into(), -150);
+        let script = |d4: i32, deep: i32| {
+            let mut c = three_moves([40, d4, 20], ("e2e4", 40));
+            c.deep_scores.insert("d2d4 d7d5".into(), deep);
             c
         };
         let at = |elo| Level::new(elo).over(level::Calibration::Stockfish);
         let comparing = at(1400);
         assert!(comparing.compares().is_some() && comparing.look_lines() == 2);
         assert!(
-            !comparing.refutes(Value::cp(25), Value::cp(-150)),
+            !comparing.refutes(Value::cp(-60), Value::cp(-280)),
             "d4's own drop is below the look's threshold"
         );
         let mut rng = level::Rng::new(11);
         let (mut played, mut refuted) = (Vec::new(), 0);
         for _ in 0..40 {
-            let (d, looked) = decide_at(script(), &g, &cands, comparing, rng.next_u64()).await;
+            let (d, looked) =
+                decide_at(script(-60, -280), &g, &cands, comparing, rng.next_u64()).await;
             let last = d.looks.last().expect("the drawn move looked at");
             assert!(!last.refuted, "{:?}", d.looks);
             assert_eq!(d.candidates[last.index].mv, d.best, "the move played");
@@ -1320,7 +1323,7 @@ mod tests {
                 random: rng.next_u64(),
                 decided: false,
             });
-            let d = run(script(), &g, &cands, Settings { level, ..ONE }).await;
+            let d = run(script(25, -150), &g, &cands, Settings { level, ..ONE }).await;
             assert!(d.looks.iter().all(|l| l.against.is_none() && !l.refuted));
             assert_eq!(d.stats.calls, 9);
             own_played.push(key(&[d.best]));
