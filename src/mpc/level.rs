@@ -215,7 +215,7 @@ const BUILTIN: [Anchor; 5] = [
 /// among the few moves a glance ranks high) made 1400 and 1800 over
 /// 100 Elo stronger: their spreads were set again with it, 1400 from 0.095 to
 /// 0.14 (+5 ± 45 against Stockfish's 1400, 200 games), 1800 from 0.05 to
-/// 0.07 (−70 ± 48); 2200 keeps 0.024 (about −43 over 49 games with the
+/// 0.07 (−70 ± 48); 2200 keeps 0.024 (about +4 over 85 games with the
 /// prior, one gross blunder in 200 games to Stockfish's nine before it;
 /// 0.019 to 0.022 scored about +118 over 110). 2600 keeps the built-in
 /// engine's spread (geometric between its 1800 and 2800) and no look:
