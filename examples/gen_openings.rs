@@ -140,15 +140,14 @@ async fn main() -> anyhow::Result<()> {
     }
     let started = Instant::now();
     let config = ChildConfig {
-        command: args.engine.clone(),
         options: vec![
             ("Threads".to_owned(), "1".to_owned()),
             ("Hash".to_owned(), "16".to_owned()),
         ],
-        castling: CastlingMode::Standard,
         // Fresh hash per search: a score depends on the position alone, so
         // the set is reproducible whatever ran before.
         clear_hash: true,
+        ..ChildConfig::new(args.engine.clone())
     };
     let workers = args.concurrency.max(1);
     let mut clients = Vec::new();

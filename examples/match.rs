@@ -40,7 +40,7 @@ use anyhow::{Context, bail};
 use clap::{ArgGroup, Parser};
 use mpcmc::{
     children::{ChildConfig, ChildError, Client, SearchError, client::QUIT_TIMEOUT},
-    mpc::{ChildLimit, Game, Query, Report, Terminal},
+    mpc::{ChildLimit, Game, Query, Report, Terminal, VariantEnd},
     protocol::ScoreKind,
     uci::options::parse_child_options,
 };
@@ -215,12 +215,7 @@ fn load_openings(path: &PathBuf) -> anyhow::Result<Vec<Opening>> {
 async fn probe(command: &str, options: &str, hash: u32, which: usize) -> anyhow::Result<Player> {
     let options =
         parse_child_options(options).map_err(|e| anyhow::anyhow!("--options{which}: want {e}"))?;
-    let mut config = ChildConfig {
-        command: command.to_owned(),
-        options: Vec::new(),
-        castling: CastlingMode::Standard,
-        clear_hash: false,
-    };
+    let mut config = ChildConfig::new(command);
     let client = Client::spawn(&config, format!("engine{which}"))
         .await
         .with_context(|| format!("starting engine{which}"))?;
@@ -398,6 +393,9 @@ async fn play_game(setup: &Setup, index: usize) -> anyhow::Result<Record> {
                 Terminal::InsufficientMaterial => (Outcome::Draw, "insufficient material"),
                 Terminal::FiftyMoves => (Outcome::Draw, "fifty-move rule"),
                 Terminal::Threefold => (Outcome::Draw, "threefold repetition"),
+                Terminal::Variant(VariantEnd::Won) => (Outcome::Win(mover), "variant win"),
+                Terminal::Variant(VariantEnd::Lost) => (Outcome::Win(!mover), "variant loss"),
+                Terminal::Variant(VariantEnd::Drawn) => (Outcome::Draw, "variant draw"),
             };
             record.reason = match terminal {
                 Terminal::Checkmate => format!("{} is checkmated", colour_name(mover)),

@@ -15,7 +15,13 @@ use std::{
 };
 
 use anyhow::{Context as _, bail};
-use shakmaty::{CastlingMode, Chess, Position, fen::Fen, san::SanPlus, uci::UciMove};
+use shakmaty::{
+    CastlingMode, Position,
+    fen::Fen,
+    san::SanPlus,
+    uci::UciMove,
+    variant::{Variant, VariantPosition},
+};
 
 use crate::{
     mpc::Game,
@@ -87,7 +93,12 @@ pub async fn run(
     options.level_book = false;
     // The position and the `go` are checked here: the session would say
     // what is wrong in an `info string` and search what it had.
-    let game = game_of(args.fen.as_deref(), &args.moves, options.castling_mode())?;
+    let game = game_of(
+        args.fen.as_deref(),
+        &args.moves,
+        options.castling_mode(),
+        options.variant,
+    )?;
     if let Some(end) = game.terminal_now() {
         bail!("the game is over in this position ({end:?}): there is no move to explain");
     }
@@ -149,7 +160,7 @@ fn show(score: Option<Score>) -> String {
 }
 
 /// `uci` as SAN in `pos`, or as it is when it is not legal there.
-fn san(pos: &Chess, uci: &str) -> (String, Option<Chess>) {
+fn san(pos: &VariantPosition, uci: &str) -> (String, Option<VariantPosition>) {
     let Some(m) = uci
         .parse::<UciMove>()
         .ok()
@@ -166,7 +177,12 @@ fn san(pos: &Chess, uci: &str) -> (String, Option<Chess>) {
 /// The game of `fen` (the start position when `None`) and `moves`, read as
 /// the session reads a `position` command; what it would only note (an
 /// illegal move, castling rights dropped) is an error here.
-fn game_of(fen: Option<&str>, moves: &[String], castling: CastlingMode) -> anyhow::Result<Game> {
+fn game_of(
+    fen: Option<&str>,
+    moves: &[String],
+    castling: CastlingMode,
+    variant: Variant,
+) -> anyhow::Result<Game> {
     let start = match fen {
         Some(text) => StartPosition::Fen(
             text.parse::<Fen>()
@@ -181,8 +197,8 @@ fn game_of(fen: Option<&str>, moves: &[String], castling: CastlingMode) -> anyho
                 .map_err(|e| anyhow::anyhow!("the move '{m}': {e}"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let (game, notes) =
-        Game::from_position_command(start, &moves, castling).map_err(anyhow::Error::msg)?;
+    let (game, notes) = Game::from_position_command(start, &moves, castling, variant)
+        .map_err(anyhow::Error::msg)?;
     if !notes.is_empty() {
         bail!("{}", notes.join("; "));
     }
@@ -196,7 +212,9 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
     } else {
         CastlingMode::Standard
     };
-    let pos = game_of(Some(&t.fen), &t.moves, castling)?
+    let variant = Variant::from_uci(&t.variant)
+        .map_err(|_| anyhow::anyhow!("the trace's variant '{}'", t.variant))?;
+    let pos = game_of(Some(&t.fen), &t.moves, castling, variant)?
         .position()
         .clone();
     let fen = shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);

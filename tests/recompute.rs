@@ -39,8 +39,8 @@ async fn child() -> Client {
     let config = ChildConfig {
         command: stockfish().to_owned(),
         options: vec![("Threads".into(), "1".into()), ("Hash".into(), "16".into())],
-        castling: CastlingMode::Standard,
         clear_hash: true,
+        ..ChildConfig::new(stockfish())
     };
     Client::spawn(&config, "recompute".into())
         .await

@@ -18,7 +18,7 @@ use mpcmc::{
     },
     uci::options::Options,
 };
-use shakmaty::{CastlingMode, Chess, Position, fen::Fen, uci::UciMove};
+use shakmaty::{CastlingMode, Chess, Position, fen::Fen, uci::UciMove, variant::VariantPosition};
 use tokio_util::sync::CancellationToken;
 
 /// The python-chess source distribution's tables (every 3-piece table and
@@ -201,6 +201,9 @@ impl Children for Noting {
         for &m in &query.line {
             pos.play_unchecked(m);
         }
+        let VariantPosition::Chess(pos) = pos else {
+            panic!("a chess game");
+        };
         self.seen.lock().expect("lock").push(pos);
         self.pool.search(query, cancel).await
     }

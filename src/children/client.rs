@@ -13,7 +13,11 @@
 
 use std::{future::Future, pin::Pin, process::Stdio, sync::Arc, time::Duration};
 
-use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
+use shakmaty::{
+    CastlingMode, KnownOutcome, Move, Outcome, Position,
+    uci::UciMove,
+    variant::{Variant, VariantPosition},
+};
 use tokio::{
     io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader},
     process::{Child, Command},
@@ -79,6 +83,15 @@ pub enum ChildError {
     /// pool places every call on a worker that does).
     #[error("worker {worker} has no child for the {role} role")]
     NoChild { worker: usize, role: Role },
+    /// The game (`UCI_Variant`) is not one the child plays: no restart
+    /// helps.
+    #[error("{engine} does not play {variant} (its UCI_Variant offers: {offered})")]
+    NoVariant {
+        engine: String,
+        variant: Variant,
+        /// The child's `UCI_Variant` values, or `chess only`.
+        offered: String,
+    },
     #[error("{engine} answered '{line}' in position {fen}: {reason}")]
     BadAnswer {
         engine: String,
@@ -107,7 +120,7 @@ pub enum SearchError {
 impl ChildError {
     /// Names the searched position in a bad answer that was read before the
     /// position was at hand.
-    fn at(self, pos: &Chess) -> ChildError {
+    fn at(self, pos: &impl Position) -> ChildError {
         match self {
             ChildError::BadAnswer {
                 engine,
@@ -198,6 +211,9 @@ pub struct ChildConfig {
     /// `setoption`s sent after the handshake, in order (later ones win).
     pub options: Vec<(String, String)>,
     pub castling: CastlingMode,
+    /// `UCI_Variant`: the game it must play (chess needs no option; any
+    /// other must be in the child's own `UCI_Variant` combo).
+    pub variant: Variant,
     /// Send `ucinewgame` + `isready` before every search (memoryless children).
     pub clear_hash: bool,
 }
@@ -210,6 +226,7 @@ impl ChildConfig {
             command: command.into(),
             options: Vec::new(),
             castling: CastlingMode::Standard,
+            variant: Variant::Chess,
             clear_hash: false,
         }
     }
@@ -362,6 +379,7 @@ impl Client {
             multipv: None,
         };
         client.uci().await?;
+        client.set_variant(config.variant).await?;
         client.multipv = client
             .options
             .iter()
@@ -402,6 +420,40 @@ impl Client {
 
     pub fn label(&self) -> &str {
         &self.label
+    }
+
+    /// `setoption name UCI_Variant value …` for a game other than chess,
+    /// with the name as the child's combo writes it; [`ChildError::NoVariant`]
+    /// when its combo lacks the game (or it has none).
+    async fn set_variant(&mut self, variant: Variant) -> Result<(), ChildError> {
+        if variant == Variant::Chess {
+            return Ok(());
+        }
+        let vars = self.options.iter().find_map(|o| match &o.kind {
+            OptionType::Combo { vars, .. } if o.name.eq_ignore_ascii_case("UCI_Variant") => {
+                Some((o.name.clone(), vars.clone()))
+            }
+            _ => None,
+        });
+        let Some((name, vars)) = vars else {
+            return Err(ChildError::NoVariant {
+                engine: self.label.clone(),
+                variant,
+                offered: "chess only".to_owned(),
+            });
+        };
+        let Some(value) = vars.iter().find(|v| v.eq_ignore_ascii_case(variant.uci())) else {
+            return Err(ChildError::NoVariant {
+                engine: self.label.clone(),
+                variant,
+                offered: vars.join(" "),
+            });
+        };
+        let command = GuiCommand::SetOption {
+            name,
+            value: Some(value.clone()),
+        };
+        self.send(&command, "setting UCI_Variant").await
     }
 
     /// `uci` … `uciok`, collecting `id name` and the `option` lines.
@@ -656,7 +708,7 @@ impl Client {
     /// one that the search's exact score claims ([`false_mate_claim`]).
     fn checked(
         &self,
-        pos: &Chess,
+        pos: &VariantPosition,
         best: Option<UciMove>,
         score: Option<Value>,
         go: &GuiCommand,
@@ -881,7 +933,12 @@ fn die_with_parent(_: &mut Command, _: End) {}
 /// `bestmove`'s legal `ponder` move follows it. Stockfish's last `pv`
 /// after a `stop` or a `ponderhit` is often its move alone, with the
 /// reply it expects only in `bestmove … ponder` (from its hash).
-fn bestmove_line(pos: &Chess, best: Move, pv: &[UciMove], ponder: Option<UciMove>) -> Vec<Move> {
+fn bestmove_line(
+    pos: &VariantPosition,
+    best: Move,
+    pv: &[UciMove],
+    ponder: Option<UciMove>,
+) -> Vec<Move> {
     let mut line = legal_prefix(pos, pv);
     if line.first() != Some(&best) {
         line = vec![best];
@@ -899,7 +956,7 @@ fn bestmove_line(pos: &Chess, best: Move, pv: &[UciMove], ponder: Option<UciMove
 }
 
 /// The longest prefix of `pv` that is legal from `pos`.
-fn legal_prefix(pos: &Chess, pv: &[UciMove]) -> Vec<Move> {
+fn legal_prefix(pos: &VariantPosition, pv: &[UciMove]) -> Vec<Move> {
     let mut pos = pos.clone();
     let mut line = Vec::with_capacity(pv.len());
     for uci in pv {
@@ -919,11 +976,15 @@ fn legal_prefix(pos: &Chess, pv: &[UciMove]) -> Vec<Move> {
 /// `bestmove`'s score is a bad answer: the child is restarted (its hash
 /// gone) and the search asked once more, of another worker when one is up;
 /// in an iteration shown to the GUI, the line is not shown.
-fn false_mate_claim(pos: &Chess, best: Option<&Move>, score: Value) -> Option<String> {
-    let mates = |p: &Chess, m: &Move| {
+fn false_mate_claim(pos: &VariantPosition, best: Option<&Move>, score: Value) -> Option<String> {
+    // A mate, or a variant's win (the king on the hill, the third check).
+    let mates = |p: &VariantPosition, m: &Move| {
         let mut after = p.clone();
         after.play_unchecked(*m);
-        after.is_checkmate()
+        matches!(
+            after.outcome(),
+            Outcome::Known(KnownOutcome::Decisive { winner }) if winner == p.turn()
+        )
     };
     match score.mate_plies()? {
         0 if !pos.legal_moves().is_empty() => {

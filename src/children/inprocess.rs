@@ -200,7 +200,7 @@ impl InProcess {
                     });
                 }
             };
-            let outcome = engine.search(&searched, &history, &limits, &flag, &mut show);
+            let outcome = engine.search_game(&searched, &history, &limits, &flag, &mut show);
             let extra = Extra {
                 seldepth,
                 hashfull: Some(engine.hashfull()),

@@ -17,7 +17,7 @@ use std::{
 };
 
 use mpcmc_protocol::{GuiCommand, game, parse_gui_line};
-use shakmaty::{CastlingMode, Position, uci::UciMove};
+use shakmaty::{CastlingMode, Position, uci::UciMove, variant::Variant};
 use tokio::{
     io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream},
     time::Instant,
@@ -139,7 +139,7 @@ async fn serve(
                 "readyok\n".to_owned()
             }
             GuiCommand::Position { start, moves } => {
-                game = Game::from_position_command(start, &moves, castling)
+                game = Game::from_position_command(start, &moves, castling, Variant::Chess)
                     .ok()
                     .map(|(g, _)| g);
                 continue;

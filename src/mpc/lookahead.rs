@@ -808,7 +808,7 @@ mod tests {
     //! rules, no processes.
     use std::collections::HashMap;
 
-    use shakmaty::{CastlingMode, Chess, Position};
+    use shakmaty::{CastlingMode, Position};
 
     use super::*;
     use crate::mpc::{
@@ -854,7 +854,7 @@ mod tests {
             .join(" ")
     }
 
-    fn report(pos: &Chess, best: &str, score: i32) -> Report {
+    fn report(pos: &impl Position, best: &str, score: i32) -> Report {
         let best = best
             .parse::<UciMove>()
             .expect("uci")

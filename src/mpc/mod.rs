@@ -17,12 +17,12 @@ pub mod tablebase;
 
 use std::{fmt, future::Future, sync::Arc, time::Duration};
 
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Move, Position, variant::VariantPosition};
 use tokio_util::sync::CancellationToken;
 
 pub use budget::ChildLimit;
 pub use decision::{Candidate, Decision, Failure, Lookahead, Rule, Settings};
-pub use game::{Game, Terminal};
+pub use game::{Game, Terminal, VariantEnd};
 pub use lookahead::decide;
 use mpcmc_protocol::Go;
 pub use mpcmc_protocol::game;
@@ -113,7 +113,7 @@ impl Query {
     }
 
     /// The position the child searches.
-    pub fn position(&self) -> Chess {
+    pub fn position(&self) -> VariantPosition {
         let mut pos = self.game.position().clone();
         for m in &self.line {
             pos.play_unchecked(*m);

@@ -13,7 +13,7 @@
 //! right move is one a glance does not rank high (a quiet move, a retreat)
 //! rather than anywhere.
 
-use shakmaty::{Chess, Color, Move, Position, Rank, Role, Square};
+use shakmaty::{Color, Move, Position, Rank, Role, Square};
 
 /// Plies from the start of a game in which the opening's rules apply
 /// (development, the centre, no rim moves).
@@ -45,7 +45,7 @@ impl Plausibility {
 
 /// The plies played since the start of a game, as the position counts
 /// them (also for a game set up from a FEN).
-pub fn plies(pos: &Chess) -> u32 {
+pub fn plies(pos: &impl Position) -> u32 {
     let full = pos.fullmoves().get().saturating_sub(1);
     2 * full + u32::from(pos.turn() == Color::Black)
 }
@@ -62,7 +62,7 @@ fn worth(role: Role) -> u32 {
 }
 
 /// The least valuable piece of `by` attacking `sq` in `pos`, if any.
-fn least_attacker(pos: &Chess, sq: Square, by: Color) -> Option<u32> {
+fn least_attacker(pos: &impl Position, sq: Square, by: Color) -> Option<u32> {
     let board = pos.board();
     board
         .attacks_to(sq, by, board.occupied())
@@ -74,7 +74,7 @@ fn least_attacker(pos: &Chess, sq: Square, by: Color) -> Option<u32> {
 /// Whether a piece of `value` on `sq` (for its side, `own`) would be lost
 /// to a plain look: attacked by a cheaper piece, or attacked and not
 /// defended.
-fn en_prise(pos: &Chess, sq: Square, own: Color, value: u32) -> bool {
+fn en_prise(pos: &impl Position, sq: Square, own: Color, value: u32) -> bool {
     match least_attacker(pos, sq, !own) {
         None => false,
         Some(attacker) => attacker < value || least_attacker(pos, sq, own).is_none(),
@@ -82,7 +82,7 @@ fn en_prise(pos: &Chess, sq: Square, own: Color, value: u32) -> bool {
 }
 
 /// `mv`'s plausibility in `pos`, the game's last move being `last`.
-pub fn plausibility(pos: &Chess, last: Option<Move>, mv: Move) -> Plausibility {
+pub fn plausibility<P: Position + Clone>(pos: &P, last: Option<Move>, mv: Move) -> Plausibility {
     let us = pos.turn();
     let role = mv.role();
     let to = mv.to();
@@ -162,6 +162,7 @@ mod tests {
     use shakmaty::{CastlingMode, fen::Fen, uci::UciMove};
 
     use super::*;
+    use shakmaty::Chess;
 
     fn position(fen: &str) -> Chess {
         fen.parse::<Fen>()

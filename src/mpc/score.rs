@@ -9,7 +9,10 @@
 
 use std::fmt;
 
-use mpcmc_protocol::{ScoreKind, UciScore, game::Terminal};
+use mpcmc_protocol::{
+    ScoreKind, UciScore,
+    game::{Terminal, VariantEnd},
+};
 
 /// A score from one side's point of view; larger is better for that side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -33,7 +36,8 @@ impl Value {
     /// The value of a finished game from the side to move.
     pub fn of(terminal: Terminal) -> Value {
         match terminal {
-            Terminal::Checkmate => Value::MATED,
+            Terminal::Checkmate | Terminal::Variant(VariantEnd::Lost) => Value::MATED,
+            Terminal::Variant(VariantEnd::Won) => Value(MATE),
             _ => Value::DRAW,
         }
     }

@@ -16,7 +16,7 @@
 use std::{cmp::Ordering, sync::Arc, time::Duration};
 
 use mpcmc_builtin::syzygy::{self, Syzygy};
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Chess, Move, Position, variant::VariantPosition};
 use shakmaty_syzygy::AmbiguousWdl;
 use tokio_util::sync::CancellationToken;
 
@@ -126,12 +126,16 @@ impl<C> Tabled<C> {
     /// The tables' answer to `query`, when they hold its position.
     fn answer(&self, query: &Query) -> Option<Report> {
         let tables = self.tables.as_ref()?;
-        let pieces = query.game.position().board().occupied().count();
+        // Syzygy tables are chess's.
+        let pieces = query.game.chess()?.board().occupied().count();
         if pieces > tables.max_pieces() + query.line.len() {
             // Not even a capture at every move of the line brings it in.
             return None;
         }
-        let (best, value) = tables.best_move(&query.position())?;
+        let VariantPosition::Chess(pos) = query.position() else {
+            return None;
+        };
+        let (best, value) = tables.best_move(&pos)?;
         Some(Report {
             best,
             extra: Extra {

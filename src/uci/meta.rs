@@ -18,7 +18,7 @@ use mpcmc_protocol::{
     output::Output,
     session::{self, Opened, Searcher},
 };
-use shakmaty::CastlingMode;
+use shakmaty::{CastlingMode, variant::Variant};
 use tokio::task::JoinHandle;
 
 use crate::{
@@ -55,6 +55,11 @@ pub struct Meta {
     said_uncalibrated: Option<String>,
     /// The level last said to be played at full strength.
     said_full_strength: Option<Level>,
+    /// The variant the levels were last said to be uncalibrated in.
+    said_uncalibrated_in: Option<Variant>,
+    /// The last `UCI_Variant` every child played: kept when a child
+    /// refuses a new one.
+    played: Variant,
 }
 
 /// How long `isready` waits for the children to start.
@@ -74,6 +79,24 @@ impl Meta {
             tables: Opened::default(),
             said_uncalibrated: None,
             said_full_strength: None,
+            said_uncalibrated_in: None,
+            played: Variant::Chess,
+        }
+    }
+
+    /// Once the children of `pool` have started: a `UCI_Variant` one of
+    /// them does not play is refused (said in an `info string`) and the
+    /// game played before is kept; one they all play is kept from now.
+    fn settle_variant(&mut self, pool: &Pool, out: &Output) {
+        match pool.refused_variant() {
+            Some(why) => {
+                out.info_string(format!(
+                    "UCI_Variant {} refused: {why}; playing {}",
+                    self.options.variant, self.played
+                ));
+                self.options.variant = self.played;
+            }
+            None => self.played = self.options.variant,
         }
     }
 
@@ -134,6 +157,14 @@ impl Meta {
             ));
         }
         self.said_full_strength = full;
+        let variant = self.options.variant;
+        if variant != Variant::Chess && self.said_uncalibrated_in != Some(variant) {
+            out.info_string(format!(
+                "UCI_Elo is calibrated in chess only: in {variant} the levels play with \
+                 chess's budgets and draws, uncalibrated"
+            ));
+            self.said_uncalibrated_in = Some(variant);
+        }
         let others: Vec<&str> = pool
             .config()
             .groups
@@ -257,6 +288,10 @@ impl Searcher for Meta {
         self.options.castling_mode()
     }
 
+    fn variant(&self) -> Variant {
+        self.options.variant
+    }
+
     /// The tablebases are opened (said once a path, as when it is set). The
     /// children are (re)started first and `readyok` waits for them, as
     /// GUIs expect of an engine initialising, but never longer than
@@ -264,15 +299,19 @@ impl Searcher for Meta {
     /// is used when it is up.
     async fn ready(&mut self, out: &Output) {
         self.tables(out);
-        if let Some(pool) = self.pool(out)
-            && tokio::time::timeout(READY_WAIT, pool.ready())
-                .await
-                .is_err()
+        let Some(pool) = self.pool(out) else {
+            return;
+        };
+        if tokio::time::timeout(READY_WAIT, pool.ready())
+            .await
+            .is_err()
         {
             out.info_string(format!(
                 "child engines still starting after {READY_WAIT:?}; they are used once up"
             ));
+            return;
         }
+        self.settle_variant(&pool, out);
     }
 
     /// Warm children keep their hash within a game, never across; nor does
@@ -287,9 +326,23 @@ impl Searcher for Meta {
     }
 
     fn go(&mut self, request: session::GoRequest) -> JoinHandle<()> {
-        let Some(pool) = self.pool(&request.out) else {
-            // No children can be configured: the built-in engine still
-            // searches the move.
+        // A position read in a variant the children were then refused
+        // (`position` came before the `isready` that refused it): the
+        // built-in engine, which plays every variant, answers.
+        let game_variant = request.game.variant();
+        let children = (game_variant == self.options.variant)
+            .then(|| self.pool(&request.out))
+            .flatten();
+        if game_variant != self.options.variant {
+            request.out.info_string(format!(
+                "the position is a {game_variant} game but the children play {}: \
+                 the built-in engine answers",
+                self.options.variant
+            ));
+        }
+        let Some(pool) = children else {
+            // No children can be configured (or they play another game):
+            // the built-in engine still searches the move.
             return tokio::spawn(builtin_go::run(self.fallback.go(
                 request.go,
                 request.game,

@@ -6,7 +6,7 @@
 //! `--child-nodes=2000`; flags are applied before any `setoption`.
 
 use mpcmc_protocol::{EMPTY, OptionSpec, OptionType, UciOpponent};
-use shakmaty::CastlingMode;
+use shakmaty::{CastlingMode, variant::Variant};
 
 use crate::{
     children::{
@@ -105,6 +105,10 @@ impl mpcmc_builtin::uci::Settings for EngineAlone {
         self.0.castling_mode()
     }
 
+    fn variant(&self) -> Variant {
+        self.0.variant
+    }
+
     fn syzygy(&self) -> (String, bool) {
         (
             self.0.syzygy_path.trim().to_owned(),
@@ -154,6 +158,8 @@ pub struct Options {
     /// `UCI_ShowWDL`: the children's win/draw/loss shown with the lines.
     pub show_wdl: bool,
     pub chess960: bool,
+    /// `UCI_Variant`: the game played; every child must offer it.
+    pub variant: Variant,
     pub log_file: String,
     pub trace_file: String,
     /// `UCI_LimitStrength`: play at `UCI_Elo` ([`Options::level`]).
@@ -222,6 +228,7 @@ impl Default for Options {
             show_decisions: false,
             show_wdl: false,
             chess960: false,
+            variant: Variant::Chess,
             log_file: String::new(),
             trace_file: String::new(),
             limit_strength: false,
@@ -294,7 +301,7 @@ fn check(default: bool) -> OptionType {
 
 /// Every option, in the order `uci` lists them: the one table `uci`,
 /// `setoption` and the command-line flags read.
-const TABLE: [Def; 38] = [
+const TABLE: [Def; 39] = [
     Def {
         name: "Evaluator",
         kind: || string(BUILTIN),
@@ -524,6 +531,22 @@ const TABLE: [Def; 38] = [
         standalone: true,
         apply: |o, v| {
             o.chess960 = v.on();
+            Ok(())
+        },
+    },
+    Def {
+        name: "UCI_Variant",
+        kind: || OptionType::Combo {
+            default: Variant::Chess.uci().to_owned(),
+            vars: Variant::ALL.map(|v| v.uci().to_owned()).to_vec(),
+        },
+        standalone: true,
+        apply: |o, v| {
+            let name = v.text().trim().to_ascii_lowercase();
+            o.variant = Variant::from_uci(&name).map_err(|_| {
+                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.uci()).collect();
+                format!("one of {}", names.join(", "))
+            })?;
             Ok(())
         },
     },
@@ -1150,6 +1173,7 @@ impl Options {
             command: command.trim().to_owned(),
             options,
             castling: self.castling_mode(),
+            variant: self.variant,
             // Set by `pool_config` once the whole configuration is known.
             clear_hash: false,
         })

@@ -38,6 +38,14 @@ impl From<Value> for Score {
     }
 }
 
+fn chess() -> String {
+    "chess".to_owned()
+}
+
+fn is_chess(variant: &str) -> bool {
+    variant == "chess"
+}
+
 /// One decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
@@ -47,6 +55,9 @@ pub struct Trace {
     pub moves: Vec<String>,
     /// Castling moves are written king-takes-rook (`UCI_Chess960`).
     pub chess960: bool,
+    /// The game's `UCI_Variant` (absent: chess).
+    #[serde(default = "chess", skip_serializing_if = "is_chess")]
+    pub variant: String,
     /// The `go` as received.
     pub go: String,
     /// `half`, `one`, `two` or `three`.
@@ -376,6 +387,7 @@ impl Trace {
             fen,
             moves: n.all(cx.game.moves()),
             chess960: castling == CastlingMode::Chess960,
+            variant: cx.game.variant().uci().to_owned(),
             go: cx.go,
             lookahead: cx.settings.lookahead.to_string(),
             reply_weight: if cx.settings.lookahead.plies() == 2 && d.levels > 0 {

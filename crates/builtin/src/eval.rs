@@ -9,6 +9,7 @@
 use shakmaty::{
     Bitboard, Board, Chess, Color, Position, Role, Square,
     attacks::{bishop_attacks, king_attacks, knight_attacks, queen_attacks, rook_attacks},
+    variant::VariantPosition,
 };
 
 /// Every tunable number of the evaluation, in one place. Pairs are
@@ -58,6 +59,21 @@ pub mod weights {
     /// Without pawns, an advantage below a rook is scaled down (KB v K, KR v
     /// KB, ...): divided by this.
     pub const DRAWISH_DIV: i32 = 8;
+
+    // The variants' own aims, on top of the chess terms (hand-set, not
+    // tuned).
+    /// Antichess: each piece a side still has counts against it.
+    pub const ANTICHESS_PIECE: i32 = 60;
+    /// King of the hill: the king by its steps from the centre (0: on the
+    /// hill, which has already won).
+    pub const HILL: [i32; 7] = [0, 150, 60, 20, 0, 0, 0];
+    /// Three-check: by checks already given (0, 1, 2).
+    pub const CHECKS_GIVEN: [i32; 3] = [0, 120, 350];
+    /// Crazyhouse: a piece in hand by role (pawn..queen); it can be
+    /// dropped anywhere, so it is worth about a piece on the board.
+    pub const IN_HAND: [i32; 5] = [100, 300, 310, 450, 850];
+    /// Racing kings: per rank the king has climbed.
+    pub const RACE_RANK: i32 = 120;
 
     #[rustfmt::skip]
     pub const PST_MG: [[i32; 64]; 6] = [
@@ -400,7 +416,47 @@ fn centre_distance(sq: Square) -> i32 {
 
 /// The evaluation of `pos` in centipawns from the side to move.
 pub fn evaluate(pos: &Chess) -> i32 {
-    let board = pos.board();
+    evaluate_board(pos.board(), pos.turn())
+}
+
+/// The evaluation of a variant position from the side to move: the chess
+/// terms, and the variant's own aim (for antichess, instead of them).
+pub fn evaluate_variant(pos: &VariantPosition) -> i32 {
+    let (board, us) = (pos.board(), pos.turn());
+    let aim = |color: Color| -> i32 {
+        match pos {
+            VariantPosition::KingOfTheHill(_) => board
+                .king_of(color)
+                .map_or(0, |k| HILL[centre_distance(k) as usize]),
+            VariantPosition::ThreeCheck(_) => pos.remaining_checks().map_or(0, |r| {
+                let given = 3u32.saturating_sub(u32::from(*r.get(color)));
+                CHECKS_GIVEN[given.min(2) as usize]
+            }),
+            VariantPosition::Crazyhouse(_) => pos.pockets().map_or(0, |p| {
+                let hand = p.get(color);
+                Role::ALL[..5]
+                    .iter()
+                    .map(|&role| i32::from(*hand.get(role)) * IN_HAND[role as usize - 1])
+                    .sum()
+            }),
+            VariantPosition::RacingKings(_) => board
+                .king_of(color)
+                .map_or(0, |k| k.rank().to_usize() as i32 * RACE_RANK),
+            _ => 0,
+        }
+    };
+    match pos {
+        VariantPosition::Chess(chess) => evaluate(chess),
+        VariantPosition::Antichess(_) => {
+            let count = |color: Color| board.by_color(color).count() as i32;
+            (count(!us) - count(us)) * ANTICHESS_PIECE + TEMPO
+        }
+        _ => evaluate_board(board, us) + aim(us) - aim(!us),
+    }
+}
+
+/// The chess evaluation of `board` from `turn`'s side.
+fn evaluate_board(board: &Board, turn: Color) -> i32 {
     let white = side_terms(board, Color::White);
     let black = side_terms(board, Color::Black);
     let phase = (white.phase + black.phase).min(PHASE_TOTAL);
@@ -434,7 +490,7 @@ pub fn evaluate(pos: &Chess) -> i32 {
         score /= DRAWISH_DIV;
     }
 
-    let score = match pos.turn() {
+    let score = match turn {
         Color::White => score,
         Color::Black => -score,
     };

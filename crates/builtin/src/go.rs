@@ -108,7 +108,7 @@ pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
                 last_pv.clone_from(&p.pv);
                 out.info(info(p, castling, started));
             };
-            engine.search(&root, &history, &limits, &stop_flag, &mut report)
+            engine.search_game(&root, &history, &limits, &stop_flag, &mut report)
         };
         // A search stopped in an iteration that had already found a better
         // move answers with that move: its line goes out first, so that the

@@ -27,6 +27,7 @@ use std::{
 mod eval;
 pub mod go;
 pub mod machine;
+pub mod rules;
 mod search;
 pub mod syzygy;
 mod tt;
@@ -36,8 +37,9 @@ pub use self::machine::{Held, machine_cores, usable_hash_mb, usable_threads};
 pub use self::tt::TranspositionTable;
 
 use mpcmc_protocol::{Bound, Go, ScoreKind, UciScore};
-use shakmaty::{CastlingMode, Chess, Color, Move, MoveList, Position};
+use shakmaty::{CastlingMode, Chess, Color, Move, MoveList, Position, variant::VariantPosition};
 
+use self::rules::Rules;
 use self::search::{
     Budget, CLOCK_MOVES, DECIDED, History, MAX_DEPTH, Search, clock_budget, uci_score,
 };
@@ -115,7 +117,7 @@ impl Limits {
 
     /// The moves searched at `root`: its legal moves, those of
     /// `searchmoves` when any of them is legal.
-    pub fn root_moves(&self, root: &Chess) -> MoveList {
+    pub fn root_moves(&self, root: &impl Position) -> MoveList {
         let mut moves = root.legal_moves();
         if self.searchmoves.iter().any(|m| moves.contains(m)) {
             moves.retain(|m| self.searchmoves.contains(m));
@@ -130,7 +132,7 @@ impl Limits {
     /// clock ([`Clock::after_ponderhit`]) and under `movetime` (what is
     /// left of it). A forced move, and a `go ponder` of no limit, end at
     /// once.
-    pub fn after_ponderhit(&self, root: &Chess, pondered: Duration) -> Option<Duration> {
+    pub fn after_ponderhit(&self, root: &impl Position, pondered: Duration) -> Option<Duration> {
         let clock = self.clock.map(|c| c.after_ponderhit(pondered));
         let movetime = self.movetime.map(|t| t.saturating_sub(pondered));
         let timed = clock.into_iter().chain(movetime).min();
@@ -144,7 +146,7 @@ impl Limits {
 
     /// When a pondering search of `root` that began at `started` stops, on
     /// a `ponderhit` that arrives now ([`Limits::after_ponderhit`]).
-    pub fn stop_on_ponderhit(&self, root: &Chess, started: Instant) -> Option<Instant> {
+    pub fn stop_on_ponderhit(&self, root: &impl Position, started: Instant) -> Option<Instant> {
         let now = Instant::now();
         self.after_ponderhit(root, now.duration_since(started))
             .map(|t| now + t)
@@ -332,9 +334,9 @@ impl Engine {
     /// `root`, oldest first, for repetitions. Returns when a limit is reached
     /// or `stop` is set (checked often: a stop is honoured within about a
     /// millisecond). `on_progress` sees every completed iteration.
-    pub fn search(
+    pub fn search<P: Rules>(
         &mut self,
-        root: &Chess,
+        root: &P,
         history: &[u64],
         limits: &Limits,
         stop: &AtomicBool,
@@ -370,6 +372,7 @@ impl Engine {
         // searched, and the search probes no further (its positions are
         // all in the tables; the ranking already read their DTZ).
         let ranking = self.tablebases.as_ref().and_then(|(tables, rule)| {
+            let root = root.chess()?;
             let since = history.len().saturating_sub(root.halfmoves() as usize);
             let mut since_zeroing = history[since..].to_vec();
             since_zeroing.push(root_hash);
@@ -381,7 +384,7 @@ impl Engine {
         };
         let first_move = root_moves.first().copied().unwrap_or(first_move);
         let probing = match (&ranking, &self.tablebases) {
-            (None, Some((tables, rule))) => Some((&**tables, *rule)),
+            (None, Some((tables, rule))) if root.chess().is_some() => Some((&**tables, *rule)),
             _ => None,
         };
         let searchmoves = (root_moves.len() < root.legal_moves().len()).then(|| root_moves.clone());
@@ -432,14 +435,30 @@ impl Engine {
         .with_helpers(&helper_counts)
     }
 
+    /// [`Engine::search`] of a game's position: orthodox chess on its own
+    /// path (monomorphic, every chess shortcut), a variant by its rules.
+    pub fn search_game(
+        &mut self,
+        root: &VariantPosition,
+        history: &[u64],
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_progress: &mut dyn FnMut(&Progress),
+    ) -> Outcome {
+        match root {
+            VariantPosition::Chess(chess) => self.search(chess, history, limits, stop, on_progress),
+            variant => self.search(variant, history, limits, stop, on_progress),
+        }
+    }
+
     /// The main thread's search (see [`Engine::search`]); `helpers`
     /// counts the helpers' nodes so far.
     #[allow(clippy::too_many_arguments)]
-    fn search_main(
+    fn search_main<P: Rules>(
         tt: &TranspositionTable,
         main_history: &mut History,
         main_pv: &mut [Vec<Move>],
-        root: &Chess,
+        root: &P,
         history: &[u64],
         root_hash: u64,
         searchmoves: Option<MoveList>,
@@ -546,10 +565,10 @@ impl Helper {
     /// `nodes` after every iteration. It starts at depth 1 with the main
     /// thread; what each finds in the table soon puts them apart.
     #[allow(clippy::too_many_arguments)]
-    fn search(
+    fn search<P: Rules>(
         &mut self,
         tt: &TranspositionTable,
-        root: &Chess,
+        root: &P,
         history: &[u64],
         root_hash: u64,
         root_moves: Option<MoveList>,
@@ -690,7 +709,7 @@ fn to_uci(score: i32) -> UciScore {
 }
 
 /// The longest prefix of `line` that is legal from `root`.
-fn legal_prefix(root: &Chess, line: &[Move]) -> Vec<Move> {
+fn legal_prefix<P: Position + Clone>(root: &P, line: &[Move]) -> Vec<Move> {
     let mut pos = root.clone();
     let mut out = Vec::with_capacity(line.len());
     for &m in line {

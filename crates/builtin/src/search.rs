@@ -24,7 +24,8 @@ use shakmaty::{
 use mpcmc_protocol::game::{self, hash_after};
 
 use super::{
-    eval::{evaluate, see_value},
+    eval::see_value,
+    rules::Rules,
     syzygy::{self, Syzygy},
     tt::{TranspositionTable, TtBound, TtMove},
 };
@@ -330,9 +331,9 @@ impl<'a> Search<'a> {
     /// `best`'s again: the other lines' searches stored theirs there, and
     /// the next iteration, searching that move first, played it when
     /// stopped early (Rd1 for Rxd5 winning the queen, at 694 nodes).
-    pub fn other_lines(
+    pub fn other_lines<P: Rules>(
         &mut self,
-        root: &Chess,
+        root: &P,
         root_moves: &MoveList,
         (best, score): (&[Move], i32),
         depth: u32,
@@ -382,7 +383,7 @@ impl<'a> Search<'a> {
         lines
     }
 
-    pub fn iterate(&mut self, root: &Chess, depth: u32, prev: Option<i32>) -> Option<i32> {
+    pub fn iterate<P: Rules>(&mut self, root: &P, depth: u32, prev: Option<i32>) -> Option<i32> {
         let root_hash = self.hashes[self.root_index];
         let in_check = root.is_check();
         let depth = depth as i32;
@@ -413,9 +414,9 @@ impl<'a> Search<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn negamax(
+    fn negamax<P: Rules>(
         &mut self,
-        pos: &Chess,
+        pos: &P,
         hash: u64,
         in_check: bool,
         mut depth: i32,
@@ -430,6 +431,9 @@ impl<'a> Search<'a> {
         }
 
         if ply > 0 {
+            if let Some(score) = pos.variant_end(ply) {
+                return score;
+            }
             let halfmoves = pos.halfmoves();
             if self.is_repetition(halfmoves) || insufficient_material(pos) {
                 return 0;
@@ -444,7 +448,7 @@ impl<'a> Search<'a> {
                 return alpha;
             }
             if ply >= MAX_PLY - 1 {
-                return evaluate(pos);
+                return pos.evaluate();
             }
         }
 
@@ -485,7 +489,8 @@ impl<'a> Search<'a> {
         let mut tb_ceiling = INF;
         if ply > 0
             && pos.halfmoves() == 0
-            && let Some(wdl) = self.tables.and_then(|t| t.wdl_after_zeroing(pos))
+            && let Some(chess) = pos.chess()
+            && let Some(wdl) = self.tables.and_then(|t| t.wdl_after_zeroing(chess))
         {
             self.tbhits += 1;
             let (value, bound) = syzygy::value_after_zeroing(wdl, self.fifty_move_rule, ply);
@@ -515,7 +520,7 @@ impl<'a> Search<'a> {
             }
         }
 
-        let static_eval = if in_check { -INF } else { evaluate(pos) };
+        let static_eval = if in_check { -INF } else { pos.evaluate() };
         let mate_window = beta.abs() >= DECIDED || alpha.abs() >= DECIDED;
 
         // Reverse futility: far above beta at low depth, assume a cut.
@@ -532,7 +537,8 @@ impl<'a> Search<'a> {
             && depth >= 3
             && static_eval >= beta
             && has_pieces(pos)
-            && let Ok(null) = pos.clone().swap_turn()
+            && pos.null_move_ok()
+            && let Some(null) = pos.passed()
         {
             let r = 3 + depth / 6 + ((static_eval - beta) / 200).min(2);
             let null_hash = if pos.maybe_ep_square().is_some() {
@@ -766,20 +772,25 @@ impl<'a> Search<'a> {
         }
     }
 
-    fn qsearch(&mut self, pos: &Chess, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+    fn qsearch<P: Rules>(&mut self, pos: &P, mut alpha: i32, beta: i32, ply: usize) -> i32 {
         self.nodes += 1;
         if self.poll() {
             return 0;
         }
         self.seldepth = self.seldepth.max(ply);
+        if let Some(score) = pos.variant_end(ply) {
+            return score;
+        }
         if ply >= MAX_PLY - 1 {
-            return evaluate(pos);
+            return pos.evaluate();
         }
 
         // In check: every evasion (legal), no stand-pat. Otherwise: stand
         // pat, then the captures and promotions (pseudo-legal), the losing
-        // ones and those that cannot reach alpha skipped.
+        // ones and those that cannot reach alpha skipped. A variant's
+        // captures are its legal ones (no exchange evaluation there).
         let mut scores = [0i32; 256];
+        let pseudo_legal = pos.chess().is_some();
         let (mut moves, stand_pat) = if pos.checkers().any() {
             let moves = pos.legal_moves();
             if moves.is_empty() {
@@ -794,13 +805,19 @@ impl<'a> Search<'a> {
             }
             (moves, None)
         } else {
-            let stand_pat = evaluate(pos);
+            let stand_pat = pos.evaluate();
             if stand_pat >= beta {
                 return stand_pat;
             }
             alpha = alpha.max(stand_pat);
             let mut moves = MoveList::new();
-            generate_captures(pos, &mut moves);
+            match pos.chess() {
+                Some(chess) => generate_captures(chess, &mut moves),
+                None => {
+                    moves = pos.legal_moves();
+                    moves.retain(|m| m.is_capture() || m.is_promotion());
+                }
+            }
             for (m, s) in moves.iter().zip(scores.iter_mut()) {
                 *s = capture_order(pos, *m);
             }
@@ -830,6 +847,7 @@ impl<'a> Search<'a> {
             // Captures are generated pseudo-legal (evasions are legal): reject
             // those that leave our king attacked.
             if stand_pat.is_some()
+                && pseudo_legal
                 && let Some(k) = if m.role() == Role::King {
                     Some(m.to())
                 } else {
@@ -885,7 +903,8 @@ fn pick_best(moves: &mut MoveList, scores: &mut [i32; 256], from: usize) {
 
 /// Ordering score of a capture or promotion: MVV-LVA above the quiet moves
 /// when it does not lose material, below them when it does.
-fn capture_order(pos: &Chess, m: Move) -> i32 {
+/// (A variant's captures are ordered by MVV-LVA alone.)
+fn capture_order<P: Rules>(pos: &P, m: Move) -> i32 {
     let victim = m.capture().map_or(0, see_value);
     let attacker = see_value(m.role());
     let promo = m.promotion().map_or(0, see_value);
@@ -893,7 +912,7 @@ fn capture_order(pos: &Chess, m: Move) -> i32 {
         return -1_000_000 + promo;
     }
     let mvv_lva = victim * 16 + promo - attacker / 16;
-    if attacker > victim && !m.is_promotion() && see(pos, m) < 0 {
+    if attacker > victim && !m.is_promotion() && pos.chess().is_some_and(|c| see(c, m) < 0) {
         -500_000 + mvv_lva
     } else {
         1_000_000 + mvv_lva
@@ -1016,12 +1035,12 @@ fn generate_captures(pos: &Chess, moves: &mut MoveList) {
 }
 
 /// Does the side to move have a piece besides pawns and king?
-fn has_pieces(pos: &Chess) -> bool {
+fn has_pieces(pos: &impl Position) -> bool {
     let board = pos.board();
     (board.by_color(pos.turn()) & !board.pawns() & !board.kings()).any()
 }
 
-fn insufficient_material(pos: &Chess) -> bool {
+fn insufficient_material(pos: &impl Position) -> bool {
     let board = pos.board();
     (board.pawns() | board.rooks_and_queens()).is_empty() && pos.is_insufficient_material()
 }

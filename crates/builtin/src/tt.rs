@@ -28,18 +28,26 @@ pub enum TtBound {
     Upper,
 }
 
-/// A move as the table keeps it: from, to and promotion in 16 bits. It
-/// names a move only among the legal moves of its position, so the search
-/// compares it with the moves it generates ([`TtMove::matches`]).
+/// A move as the table keeps it: from, to and promotion in 16 bits (a
+/// drop: its role, to, and 7). It names a move only among the legal moves
+/// of its position, so the search compares it with the moves it generates
+/// ([`TtMove::matches`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TtMove(u16);
 
 impl TtMove {
     pub fn of(m: &Move) -> TtMove {
-        let from = m.from().map_or(0, |s| s as u16);
         let to = m.to() as u16;
-        let promotion = m.promotion().map_or(0, |r| r as u16);
-        TtMove(from | to << 6 | promotion << 12 | 1 << 15)
+        match m {
+            // A drop (crazyhouse): its role where a move's origin goes,
+            // and 7 (no role) where its promotion does.
+            Move::Put { role, .. } => TtMove(*role as u16 | to << 6 | 7 << 12 | 1 << 15),
+            _ => {
+                let from = m.from().map_or(0, |s| s as u16);
+                let promotion = m.promotion().map_or(0, |r| r as u16);
+                TtMove(from | to << 6 | promotion << 12 | 1 << 15)
+            }
+        }
     }
 
     /// Whether `m` is the move stored.

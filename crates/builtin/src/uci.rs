@@ -20,7 +20,7 @@ use mpcmc_protocol::{
     output::Output,
     session::{GoRequest, Opened, Searcher},
 };
-use shakmaty::CastlingMode;
+use shakmaty::{CastlingMode, variant::Variant};
 use tokio::task::JoinHandle;
 
 use crate::{
@@ -46,6 +46,8 @@ pub trait Settings {
     fn move_overhead(&self) -> Duration;
     /// `UCI_Chess960`.
     fn castling_mode(&self) -> CastlingMode;
+    /// `UCI_Variant`: chess or one of the lichess variants.
+    fn variant(&self) -> Variant;
     /// `SyzygyPath` (trimmed; empty: no tables) and `Syzygy50MoveRule`.
     fn syzygy(&self) -> (String, bool);
 }
@@ -109,6 +111,10 @@ impl<S: Settings> Searcher for Standalone<S> {
 
     fn castling_mode(&self) -> CastlingMode {
         self.settings.castling_mode()
+    }
+
+    fn variant(&self) -> Variant {
+        self.settings.variant()
     }
 
     /// The tablebases are opened (said once a path, as when it is set).

@@ -189,7 +189,10 @@ fn parse_position(line: &str, rest: &[&str]) -> Result<Parsed<GuiCommand>, Parse
         Some(&"startpos") => StartPosition::Startpos,
         Some(&"fen") => {
             let text = head[1..].join(" ");
-            let fen = Fen::from_ascii(text.as_bytes()).map_err(|e| ParseError::Fen {
+            // cutechess writes an empty crazyhouse pocket `[-]`; shakmaty
+            // (and lichess) `[]`.
+            let read = text.replacen("[-]", "[]", 1);
+            let fen = Fen::from_ascii(read.as_bytes()).map_err(|e| ParseError::Fen {
                 fen: text.clone(),
                 reason: e.to_string(),
             })?;
@@ -1029,6 +1032,17 @@ mod tests {
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].to_string().contains("zz99"));
         // An impossible FEN is an error that names it.
+        // cutechess's empty crazyhouse pocket.
+        let p = parse_gui_line(
+            "position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR[-] w KQkq - 0 1 moves e2e4",
+        )
+        .expect("an empty pocket");
+        assert!(
+            matches!(p.command, GuiCommand::Position { start: StartPosition::Fen(ref f), .. }
+                if f.to_string().contains("RNBQKBNR[]")),
+            "{:?}",
+            p.command
+        );
         let e = parse_gui_line("position fen not/a/fen w - - 0 1").expect_err("bad fen");
         assert!(e.to_string().contains("not/a/fen"), "{e}");
     }

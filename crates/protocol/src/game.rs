@@ -7,9 +7,11 @@
 //! hash of every position it passed through.
 
 use shakmaty::{
-    CastlingMode, Chess, EnPassantMode, Move, Position, PositionError, PositionErrorKinds,
+    CastlingMode, Chess, EnPassantMode, KnownOutcome, Move, Outcome, Position, PositionError,
+    PositionErrorKinds,
     fen::Fen,
     uci::{IllegalUciMoveError, UciMove},
+    variant::{Variant, VariantPosition},
     zobrist::Zobrist64,
 };
 
@@ -24,6 +26,18 @@ pub enum Terminal {
     InsufficientMaterial,
     FiftyMoves,
     Threefold,
+    /// The variant's own rule ended the game (an exploded king, the king
+    /// on the hill, the third check, no pieces left, an antichess
+    /// stalemate): won, lost or drawn for the side to move.
+    Variant(VariantEnd),
+}
+
+/// What a variant's own rule gave the side to move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VariantEnd {
+    Won,
+    Lost,
+    Drawn,
 }
 
 /// A FEN that cannot start a game, with the reason.
@@ -48,16 +62,33 @@ pub fn position_from_fen(fen: &str, castling: CastlingMode) -> Result<(Fen, Ches
     Ok((parsed, pos))
 }
 
+/// [`position_from_fen`] in `variant`: its pockets, promoted pieces and
+/// check counters read as the FEN gives them.
+pub fn variant_position_from_fen(
+    fen: &str,
+    variant: Variant,
+    castling: CastlingMode,
+) -> Result<(Fen, VariantPosition), FenError> {
+    let err = |reason: String| FenError {
+        fen: fen.to_owned(),
+        reason,
+    };
+    let parsed: Fen = fen.parse().map_err(|e| err(format!("invalid fen: {e}")))?;
+    let pos = VariantPosition::from_setup(variant, parsed.clone().into_setup(), castling)
+        .map_err(|e| err(format!("impossible {variant} position: {e}")))?;
+    Ok((parsed, pos))
+}
+
 /// A game from its start position with every move played since.
 #[derive(Debug, Clone)]
 pub struct Game {
     /// `None`: the standard start position (written `startpos` to children).
     start_fen: Option<Fen>,
-    start: Chess,
+    start: VariantPosition,
     moves: Vec<Move>,
     /// Hash of every position reached, the start included: `moves.len() + 1`.
     hashes: Vec<u64>,
-    current: Chess,
+    current: VariantPosition,
     castling: CastlingMode,
 }
 
@@ -66,14 +97,14 @@ pub struct Game {
 /// hashes its nodes with it, so its repetition checks see the game's
 /// history.
 #[inline]
-pub fn hash(pos: &Chess) -> u64 {
+pub fn hash<P: Position>(pos: &P) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
 }
 
 /// The [`hash`] of `after`, the position `m` leads to from `pos` (whose
 /// hash is `hash`): incrementally when shakmaty can.
 #[inline]
-pub fn hash_after(pos: &Chess, hash: u64, m: Move, after: &Chess) -> u64 {
+pub fn hash_after<P: Position>(pos: &P, hash: u64, m: Move, after: &P) -> u64 {
     match pos.update_zobrist_hash::<Zobrist64>(Zobrist64(hash), m, EnPassantMode::Legal) {
         Some(h) => h.0,
         None => self::hash(after),
@@ -87,7 +118,12 @@ impl Default for Game {
 }
 
 impl Game {
-    pub fn new(start_fen: Option<Fen>, start: Chess, castling: CastlingMode) -> Game {
+    pub fn new(
+        start_fen: Option<Fen>,
+        start: impl Into<VariantPosition>,
+        castling: CastlingMode,
+    ) -> Game {
+        let start = start.into();
         Game {
             start_fen,
             hashes: vec![hash(&start)],
@@ -98,9 +134,25 @@ impl Game {
         }
     }
 
+    /// The start position of `variant` (written `startpos` to children,
+    /// which know the variant's own).
+    pub fn start_of(variant: Variant, castling: CastlingMode) -> Game {
+        Game::new(None, VariantPosition::new(variant), castling)
+    }
+
     /// A game starting at `fen` (strictly validated).
     pub fn from_fen(fen: &str, castling: CastlingMode) -> Result<Game, FenError> {
         let (fen, pos) = position_from_fen(fen, castling)?;
+        Ok(Game::new(Some(fen), pos, castling))
+    }
+
+    /// A `variant` game starting at `fen` (strictly validated).
+    pub fn from_variant_fen(
+        fen: &str,
+        variant: Variant,
+        castling: CastlingMode,
+    ) -> Result<Game, FenError> {
+        let (fen, pos) = variant_position_from_fen(fen, variant, castling)?;
         Ok(Game::new(Some(fen), pos, castling))
     }
 
@@ -113,14 +165,13 @@ impl Game {
         start: StartPosition,
         moves: &[UciMove],
         mode: CastlingMode,
+        variant: Variant,
     ) -> Result<(Game, Vec<String>), String> {
         let mut notes = Vec::new();
         let (fen, pos) = match start {
-            StartPosition::Startpos => (None, Chess::default()),
+            StartPosition::Startpos => (None, VariantPosition::new(variant)),
             StartPosition::Fen(fen) => {
-                let parsed = fen
-                    .clone()
-                    .into_position::<Chess>(mode)
+                let parsed = VariantPosition::from_setup(variant, fen.clone().into_setup(), mode)
                     .or_else(PositionError::ignore_invalid_ep_square);
                 let pos = match parsed {
                     Ok(pos) => Ok(pos),
@@ -147,7 +198,11 @@ impl Game {
                 match pos {
                     Ok(pos) => (Some(Fen::from_position(&pos, EnPassantMode::Legal)), pos),
                     Err(e) => {
-                        return Err(format!("impossible position '{fen}': {e}"));
+                        let what = match variant {
+                            Variant::Chess => String::new(),
+                            v => format!("{v} "),
+                        };
+                        return Err(format!("impossible {what}position '{fen}': {e}"));
                     }
                 }
             }
@@ -181,15 +236,31 @@ impl Game {
         self.moves.push(m);
     }
 
-    pub fn position(&self) -> &Chess {
+    pub fn position(&self) -> &VariantPosition {
         &self.current
+    }
+
+    /// The current position when the game is orthodox chess (or
+    /// Chess960): what the chess-only parts (the built-in engine, the
+    /// tablebases, the books) read; `None` in a variant.
+    pub fn chess(&self) -> Option<&Chess> {
+        match &self.current {
+            VariantPosition::Chess(pos) => Some(pos),
+            _ => None,
+        }
+    }
+
+    /// The game's variant (`UCI_Variant`): chess, or one of shakmaty's
+    /// lichess variants.
+    pub fn variant(&self) -> Variant {
+        self.current.variant()
     }
 
     pub fn start_fen(&self) -> Option<&Fen> {
         self.start_fen.as_ref()
     }
 
-    pub fn start(&self) -> &Chess {
+    pub fn start(&self) -> &VariantPosition {
         &self.start
     }
 
@@ -275,8 +346,17 @@ fn threefold<'a>(now: u64, earlier: impl IntoIterator<Item = &'a u64>) -> Option
     (repeats >= 2).then_some(Terminal::Threefold)
 }
 
-/// Rules that the position alone decides.
-fn terminal_of(pos: &Chess) -> Option<Terminal> {
+/// Rules that the position alone decides: the variant's own first (an
+/// antichess stalemate is a win, an exploded king a loss), then chess's.
+fn terminal_of(pos: &VariantPosition) -> Option<Terminal> {
+    if let Outcome::Known(known) = pos.variant_outcome() {
+        let end = match known {
+            KnownOutcome::Decisive { winner } if winner == pos.turn() => VariantEnd::Won,
+            KnownOutcome::Decisive { .. } => VariantEnd::Lost,
+            KnownOutcome::Draw => VariantEnd::Drawn,
+        };
+        return Some(Terminal::Variant(end));
+    }
     if pos.legal_moves().is_empty() {
         return Some(if pos.is_check() {
             Terminal::Checkmate
@@ -379,6 +459,154 @@ mod tests {
         let g = game("7k/8/6K1/8/8/8/8/R7 w - - 99 80", "");
         let m = mv(&g, &[], "a1a8");
         assert_eq!(g.terminal_after(&[m]), Some(Terminal::Checkmate));
+    }
+
+    fn variant_game(variant: Variant, fen: &str, moves: &str) -> Game {
+        let mut g = Game::from_variant_fen(fen, variant, CastlingMode::Standard).expect("test fen");
+        for m in moves.split_whitespace() {
+            g.push_uci(&m.parse().expect("uci")).expect("legal");
+        }
+        g
+    }
+
+    #[test]
+    fn each_variant_ends_by_its_own_rules() {
+        use VariantEnd::*;
+        let cases = [
+            // Atomic: Nxf7 takes a pawn in chess; here the capture
+            // explodes f7's neighbours, e8's king among them.
+            (
+                Variant::Atomic,
+                "rnbqkbnr/pppppppp/8/6N1/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 1",
+                "g5f7",
+                Some(Terminal::Variant(Lost)),
+            ),
+            // Antichess: stalemated, the side to move wins.
+            (
+                Variant::Antichess,
+                "8/8/8/8/8/p7/P7/8 w - - 0 1",
+                "",
+                Some(Terminal::Variant(Won)),
+            ),
+            // Antichess: no piece left wins.
+            (
+                Variant::Antichess,
+                "8/8/8/8/8/8/1p6/R7 b - - 0 1",
+                "b2a1q",
+                Some(Terminal::Variant(Won)),
+            ),
+            // King of the hill: the king on e4.
+            (
+                Variant::KingOfTheHill,
+                "4k3/8/8/8/8/4K3/8/8 w - - 0 1",
+                "e3e4",
+                Some(Terminal::Variant(Lost)),
+            ),
+            // Three-check: the third check ends it, mate or not.
+            (
+                Variant::ThreeCheck,
+                "4k3/8/8/8/8/8/8/4K2R w K - 1+3 0 1",
+                "h1h8",
+                Some(Terminal::Variant(Lost)),
+            ),
+            // Racing kings: white reaches the eighth rank, black cannot.
+            (
+                Variant::RacingKings,
+                "8/6K1/8/8/8/8/k7/8 w - - 0 1",
+                "g7g8",
+                Some(Terminal::Variant(Lost)),
+            ),
+            // Horde: black takes white's last piece.
+            (
+                Variant::Horde,
+                "4k3/8/8/8/8/8/3r4/3P4 b - - 0 1",
+                "d2d1",
+                Some(Terminal::Variant(Lost)),
+            ),
+            // Crazyhouse: a mate a chess board would call one is one here
+            // only when no drop blocks it; a knight in hand blocks the rook.
+            (
+                Variant::Crazyhouse,
+                "6k1/5ppp/8/8/8/8/8/R5K1[n] w - - 0 1",
+                "a1a8",
+                None,
+            ),
+            (
+                Variant::Crazyhouse,
+                "6k1/5ppp/8/8/8/8/8/R5K1[] w - - 0 1",
+                "a1a8",
+                Some(Terminal::Checkmate),
+            ),
+            (Variant::Atomic, START, "e2e4", None),
+        ];
+        for (variant, fen, moves, want) in cases {
+            let g = variant_game(variant, fen, moves);
+            assert_eq!(g.terminal_now(), want, "{variant} {fen} {moves}");
+            assert_eq!(g.variant(), variant);
+        }
+        // The same capture in chess takes a pawn, and the game goes on.
+        let g = game(
+            "rnbqkbnr/pppppppp/8/6N1/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 1",
+            "g5f7",
+        );
+        assert_eq!(g.terminal_now(), None);
+        assert!(g.chess().is_some());
+        // A line ends where the variant's game does, and leaves no move.
+        let g = variant_game(Variant::KingOfTheHill, "4k3/8/8/8/8/8/4K3/8 w - - 0 1", "");
+        let a = mv(&g, &[], "e2e3");
+        let b = mv(&g, &[a], "e8e7");
+        let up = mv(&g, &[a, b], "e3e4");
+        assert_eq!(
+            g.terminal_after(&[a, b, up]),
+            Some(Terminal::Variant(VariantEnd::Lost))
+        );
+        assert_eq!(g.terminal_after(&[a, b]), None);
+        let mut end = g.position().clone();
+        for m in [a, b, up] {
+            end.play_unchecked(m);
+        }
+        assert!(end.legal_moves().is_empty(), "no move after the end");
+        assert!(g.chess().is_none());
+    }
+
+    #[test]
+    fn a_variant_position_command_reads_pockets_checks_and_drops() {
+        let start = StartPosition::Fen(
+            "r1bqkbnr/ppp2ppp/2n5/4p3/4P3/5N2/PPP2PPP/RNBQKB1R[Pp] w KQkq - 0 5"
+                .parse()
+                .expect("fen"),
+        );
+        let moves: Vec<UciMove> = ["P@d5", "N@d4"]
+            .iter()
+            .map(|m| m.parse().expect("uci"))
+            .collect();
+        let (g, notes) =
+            Game::from_position_command(start, &moves, CastlingMode::Standard, Variant::Crazyhouse)
+                .expect("a crazyhouse position");
+        // Black has no knight in hand: its drop is refused, noted.
+        assert_eq!(g.moves().len(), 1, "{notes:?}");
+        assert_eq!(notes.len(), 1);
+        // The variant's own start position, for `startpos`.
+        let (g, _) = Game::from_position_command(
+            StartPosition::Startpos,
+            &[],
+            CastlingMode::Standard,
+            Variant::RacingKings,
+        )
+        .expect("racing kings");
+        assert_eq!(
+            Fen::from_position(g.position(), EnPassantMode::Legal).to_string(),
+            "8/8/8/8/8/8/krbnNBRK/qrbnNBRQ w - - 0 1"
+        );
+        // A FEN no variant rule allows is refused, naming the variant.
+        let e = Game::from_position_command(
+            StartPosition::Fen("8/8/8/8/8/8/8/8 w - - 0 1".parse().expect("fen")),
+            &[],
+            CastlingMode::Standard,
+            Variant::Atomic,
+        )
+        .expect_err("no kings");
+        assert!(e.contains("atomic"), "{e}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::{
     thread,
 };
 
-use shakmaty::{CastlingMode, Chess, Move, Position, uci::UciMove};
+use shakmaty::{CastlingMode, KnownOutcome, Move, Outcome, Position, uci::UciMove};
 
 use crate::{Bound, EngineLine, Info, ScoreKind, UciScore};
 
@@ -118,16 +118,21 @@ impl Output {
 
     /// The one `bestmove` of a `go`, in the game's castling notation. At a
     /// finished root (`best` is `None`) the root's score goes first, as
-    /// Stockfish does: `info depth 0 score mate 0` (mated) or `cp 0`.
+    /// Stockfish does: `info depth 0 score mate 0` (lost: mated, or by a variant's own rule) or `cp 0`.
     pub fn bestmove(
         &self,
-        root: &Chess,
+        root: &impl Position,
         best: Option<Move>,
         ponder: Option<Move>,
         castling: CastlingMode,
     ) {
         if best.is_none() {
-            let kind = if root.is_check() {
+            // Lost: mated, or by a variant's own rule (an exploded king).
+            let lost = matches!(
+                root.outcome(),
+                Outcome::Known(KnownOutcome::Decisive { winner }) if winner != root.turn()
+            );
+            let kind = if lost {
                 ScoreKind::Mate(0)
             } else {
                 ScoreKind::Cp(0)

@@ -22,7 +22,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{CastlingMode, Chess, Position, uci::UciMove};
+use shakmaty::{CastlingMode, Position, uci::UciMove, variant::Variant};
 use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
@@ -141,6 +141,10 @@ pub trait Searcher {
     ) -> Result<(), Self::OptionError>;
     /// How castling moves are read and written (`UCI_Chess960`).
     fn castling_mode(&self) -> CastlingMode;
+    /// The game the `position` commands are read in (`UCI_Variant`).
+    fn variant(&self) -> Variant {
+        Variant::Chess
+    }
     /// `isready` while no search runs: what must be up before `readyok`
     /// (child engines starting). Mid-search `readyok` comes at once.
     fn ready(&mut self, out: &Output) -> impl Future<Output = ()>;
@@ -273,7 +277,7 @@ pub struct Session<S> {
 impl<S: Searcher> Session<S> {
     pub fn new(searcher: S, out: Output) -> Session<S> {
         Session {
-            game: Arc::new(Game::new(None, Chess::default(), searcher.castling_mode())),
+            game: Arc::new(Game::start_of(searcher.variant(), searcher.castling_mode())),
             searcher,
             out,
             positioned: false,
@@ -415,9 +419,8 @@ impl<S: Searcher> Session<S> {
             GuiCommand::UciNewGame => {
                 self.searcher.new_game();
                 self.refused = None;
-                self.game = Arc::new(Game::new(
-                    None,
-                    Chess::default(),
+                self.game = Arc::new(Game::start_of(
+                    self.searcher.variant(),
                     self.searcher.castling_mode(),
                 ));
             }
@@ -483,7 +486,12 @@ impl<S: Searcher> Session<S> {
     /// `position …`, read by [`Game::from_position_command`] before any
     /// search sees it: a FEN beyond repair keeps the previous position.
     fn set_position(&mut self, start: StartPosition, moves: &[UciMove]) {
-        match Game::from_position_command(start, moves, self.searcher.castling_mode()) {
+        match Game::from_position_command(
+            start,
+            moves,
+            self.searcher.castling_mode(),
+            self.searcher.variant(),
+        ) {
             Ok((game, notes)) => {
                 for note in notes {
                     self.out.info_string(note);

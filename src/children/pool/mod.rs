@@ -34,7 +34,7 @@ mod worker;
 
 pub use config::{PoolConfig, WorkerGroup};
 use queue::Queue;
-use worker::{Drops, News, RoundTrips, Tables, Worker};
+use worker::{Drops, News, Refused, RoundTrips, Tables, Worker};
 
 /// The running pool; see the module docs.
 pub struct Pool {
@@ -54,6 +54,8 @@ pub struct Pool {
     round_trips: RoundTrips,
     /// What the workers have to tell the user, not yet told.
     news: News,
+    /// Why a child refused the game, if one did.
+    refused: Refused,
     /// Counts `ucinewgame`s: a worker whose children have not seen the
     /// latest clears them before its next search.
     games: Arc<AtomicU64>,
@@ -141,6 +143,7 @@ impl Pool {
         let closing = CancellationToken::new();
         let tables = Tables::new(&config);
         let news = News::default();
+        let refused = Refused::default();
         let round_trips: RoundTrips =
             Arc::new(std::sync::Mutex::new(vec![Duration::ZERO; groups.len()]));
         let workers = groups
@@ -160,6 +163,7 @@ impl Pool {
                     game: 0,
                     round_trips: round_trips.clone(),
                     news: news.clone(),
+                    refused: refused.clone(),
                     drops: Drops::default(),
                 };
                 tokio::spawn(worker.run(queue.clone(), started_tx.clone()))
@@ -176,6 +180,7 @@ impl Pool {
             speed: std::sync::Mutex::new(Recent::new()),
             round_trips,
             news,
+            refused,
             games,
         }
     }
@@ -218,6 +223,13 @@ impl Pool {
             .lock()
             .map(|mut n| std::mem::take(&mut *n))
             .unwrap_or_default()
+    }
+
+    /// Why a child refused to play the configured `UCI_Variant`
+    /// ([`ChildError::NoVariant`](crate::children::client::ChildError::NoVariant)),
+    /// once its worker tried to start it: the first refusal.
+    pub fn refused_variant(&self) -> Option<String> {
+        self.refused.lock().ok().and_then(|r| r.clone())
     }
 
     /// The slowest worker's latest round trip to its children (`isready`

@@ -148,6 +148,10 @@ impl Tables {
 /// Lines for the user from the workers (a worker down, up again).
 pub(super) type News = Arc<std::sync::Mutex<Vec<String>>>;
 
+/// Why a child refused the game (`UCI_Variant`), the first one that did:
+/// the session refuses the variant and keeps the one before.
+pub(super) type Refused = Arc<std::sync::Mutex<Option<String>>>;
+
 /// Each worker's latest round trip to its children, by worker (0-based).
 pub(super) type RoundTrips = Arc<std::sync::Mutex<Vec<Duration>>>;
 
@@ -233,6 +237,7 @@ pub(super) struct Worker {
     pub(super) game: u64,
     pub(super) round_trips: RoundTrips,
     pub(super) news: News,
+    pub(super) refused: Refused,
     pub(super) drops: Drops,
 }
 
@@ -257,6 +262,11 @@ impl Worker {
         started.send_modify(|n| *n += 1);
         drop(started);
         if let Err(e) = first {
+            if let ChildError::NoVariant { .. } = &e
+                && let Ok(mut refused) = self.refused.lock()
+            {
+                refused.get_or_insert_with(|| e.to_string());
+            }
             self.down(&queue, &e.to_string(), DOWN_WAIT_FIRST).await;
         }
         'jobs: loop {

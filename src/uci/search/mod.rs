@@ -384,7 +384,8 @@ impl Search {
     /// infinite`, searches instead). An `info string` names it.
     fn book_move(&self) -> Option<Move> {
         let book = self.req.book.as_ref().filter(|_| !self.req.go.infinite)?;
-        let pos = self.req.game.position();
+        // Books are of chess games.
+        let pos = self.req.game.chess()?;
         let moves: Vec<_> = book
             .moves(pos)
             .into_iter()
@@ -406,7 +407,8 @@ impl Search {
     /// tables' value (a `cp` above 20000 for a win) and `tbhits`.
     fn tablebase_move(&self) -> Option<Move> {
         let tables = self.req.tables.as_ref()?;
-        let (mv, value) = tables.best_move(self.req.game.position())?;
+        // Syzygy tables are chess's.
+        let (mv, value) = tables.best_move(self.req.game.chess()?)?;
         if !self.candidates.contains(&mv) {
             return None;
         }

@@ -1,0 +1,98 @@
+//! The games the search plays: orthodox chess at full speed, and every
+//! variant shakmaty knows (the lichess seven) through [`VariantPosition`].
+//!
+//! The search is written once over [`Rules`]: shakmaty's [`Position`]
+//! (legal moves, each variant's own rules and hash), the evaluation that
+//! knows the game's aims, and the few chess-only shortcuts (pseudo-legal
+//! captures with exchange evaluation, null moves, Syzygy tables) that a
+//! variant goes without.
+
+use shakmaty::{
+    Chess, KnownOutcome, Outcome, Position,
+    variant::{Variant, VariantPosition},
+};
+
+use crate::{eval, search::MATE};
+
+/// What the search needs of a game beyond shakmaty's [`Position`].
+pub trait Rules: Position + Clone + Send + Sync {
+    /// The position as orthodox chess, where the chess-only shortcuts
+    /// apply: static exchange evaluation, pseudo-legal captures in the
+    /// quiescence search, Syzygy tables.
+    fn chess(&self) -> Option<&Chess>;
+
+    /// The evaluation in centipawns from the side to move.
+    fn evaluate(&self) -> i32;
+
+    /// The score of a game its variant's own rule ended (an exploded king,
+    /// the king on the hill, the third check, an antichess stalemate),
+    /// from the side to move, `ply` plies from the root; `None` when the
+    /// variant's rules have not ended it (chess: never).
+    fn variant_end(&self, ply: usize) -> Option<i32>;
+
+    /// Whether a null move (passing) is a fair test here: never where
+    /// being forced to move is the point (antichess) or the kings touch
+    /// by the rules (atomic).
+    fn null_move_ok(&self) -> bool;
+
+    /// The position with the other side to move (a null move), if legal.
+    fn passed(&self) -> Option<Self>;
+}
+
+impl Rules for Chess {
+    #[inline]
+    fn chess(&self) -> Option<&Chess> {
+        Some(self)
+    }
+
+    #[inline]
+    fn evaluate(&self) -> i32 {
+        eval::evaluate(self)
+    }
+
+    #[inline]
+    fn variant_end(&self, _ply: usize) -> Option<i32> {
+        None
+    }
+
+    #[inline]
+    fn null_move_ok(&self) -> bool {
+        true
+    }
+
+    fn passed(&self) -> Option<Chess> {
+        self.clone().swap_turn().ok()
+    }
+}
+
+impl Rules for VariantPosition {
+    fn chess(&self) -> Option<&Chess> {
+        match self {
+            VariantPosition::Chess(pos) => Some(pos),
+            _ => None,
+        }
+    }
+
+    fn evaluate(&self) -> i32 {
+        eval::evaluate_variant(self)
+    }
+
+    fn variant_end(&self, ply: usize) -> Option<i32> {
+        match self.variant_outcome() {
+            Outcome::Known(KnownOutcome::Decisive { winner }) if winner == self.turn() => {
+                Some(MATE - ply as i32)
+            }
+            Outcome::Known(KnownOutcome::Decisive { .. }) => Some(-MATE + ply as i32),
+            Outcome::Known(KnownOutcome::Draw) => Some(0),
+            Outcome::Unknown => None,
+        }
+    }
+
+    fn null_move_ok(&self) -> bool {
+        !matches!(self.variant(), Variant::Antichess | Variant::Atomic)
+    }
+
+    fn passed(&self) -> Option<VariantPosition> {
+        self.clone().swap_turn().ok()
+    }
+}

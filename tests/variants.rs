@@ -1,0 +1,179 @@
+//! The lichess variants (`UCI_Variant`): mpcmc over Fairy-Stockfish and over
+//! the built-in engine, refereed by python-chess's variant boards (a real
+//! client with rules of its own); what a child does not play is refused;
+//! an end a chess board would not see is decided by the variant's rule.
+//! CI installs Fairy-Stockfish (`apt-get install -y fairy-stockfish`) and
+//! python-chess; without them these tests fail.
+
+mod common;
+
+use std::{path::Path, process::Command};
+
+use common::{Mpcmc, SECOND};
+
+/// Fairy-Stockfish as Debian installs it.
+fn fairy_stockfish() -> &'static str {
+    let path = "/usr/games/fairy-stockfish";
+    assert!(
+        Path::new(path).is_file(),
+        "these tests need Fairy-Stockfish at {path}: apt-get install -y fairy-stockfish"
+    );
+    path
+}
+
+/// Plays one game of each of `variants` through `tests/python/variants.py`
+/// between `ours` (mpcmc's command line) and `theirs`; returns its report.
+fn play(ours: &str, theirs: &str, variants: &[&str]) -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/variants.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(ours)
+        .arg(theirs)
+        .args(variants)
+        .output()
+        .expect("python3 runs (CI installs python-chess)");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains("variants: ok"),
+        "variant games failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    // Every game was played to its end or to the move limit, and said so.
+    for variant in variants {
+        assert!(
+            stdout.contains(&format!("{variant}: mpcmc")),
+            "{variant}:\n{stdout}"
+        );
+    }
+    stdout
+}
+
+/// Over Fairy-Stockfish, against Fairy-Stockfish, one game of each variant
+/// it plays (all but atomic): every move legal on python-chess's board.
+#[test]
+fn over_fairy_stockfish_every_lichess_variant_it_plays() {
+    let ours = format!(
+        "{} --evaluator={}",
+        env!("CARGO_BIN_EXE_mpcmc"),
+        fairy_stockfish()
+    );
+    let report = play(
+        &ours,
+        fairy_stockfish(),
+        &[
+            "crazyhouse",
+            "3check",
+            "kingofthehill",
+            "antichess",
+            "horde",
+            "racingkings",
+        ],
+    );
+    println!("{report}");
+}
+
+/// Over the built-in engine (nothing else installed), against the
+/// built-in engine alone: atomic, which Debian's Fairy-Stockfish lacks,
+/// and the rest.
+#[test]
+fn over_the_builtin_engine_every_lichess_variant() {
+    let mpcmc = env!("CARGO_BIN_EXE_mpcmc");
+    let report = play(
+        mpcmc,
+        &format!("{mpcmc} engine"),
+        &[
+            "atomic",
+            "antichess",
+            "crazyhouse",
+            "3check",
+            "kingofthehill",
+            "racingkings",
+            "horde",
+        ],
+    );
+    println!("{report}");
+}
+
+/// A variant a child does not offer is refused at `isready`, naming the
+/// child; the game before (chess) is kept, and positions are read as chess.
+#[test]
+fn a_variant_no_child_plays_is_refused_and_chess_kept() {
+    let evaluator = format!("--evaluator={}", fairy_stockfish());
+    let mut e = Mpcmc::start(&[&evaluator, "--child-nodes=300"]);
+    e.handshake();
+    e.send("setoption name UCI_Variant value atomic");
+    e.send("isready");
+    let lines = e.until("readyok", 15 * SECOND);
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string")
+            && l.contains("UCI_Variant atomic refused")
+            && l.contains("fairy-stockfish")
+            && l.contains("playing chess")),
+        "{lines:#?}"
+    );
+    // Positions are read, and moves played, as chess.
+    e.send("position startpos moves g1f3 f7f6 e2e4 e7e5");
+    e.send("go nodes 2000");
+    let (mv, _) = e.bestmove(30 * SECOND);
+    common::assert_legal(
+        &common::position(None, &["g1f3", "f7f6", "e2e4", "e7e5"]),
+        &mv,
+    );
+    // cutechess's order: the variant, then the position (read as atomic),
+    // then `isready` refuses it: the built-in engine answers that position.
+    e.send("setoption name UCI_Variant value atomic");
+    e.send("position fen rnbqkbnr/pppppppp/8/6N1/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 1");
+    e.send("isready");
+    e.until("readyok", 15 * SECOND);
+    e.send("go nodes 3000");
+    let (mv, lines) = e.bestmove(30 * SECOND);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("the built-in engine answers")),
+        "{lines:#?}"
+    );
+    assert_eq!(mv, "g5f7", "the atomic win: {lines:#?}");
+    // A name outside the combo is refused at once.
+    e.send("setoption name UCI_Variant value xiangqi");
+    let said = e.until("info string", 5 * SECOND);
+    assert!(
+        said.last().is_some_and(|l| l.contains("UCI_Variant")),
+        "{said:?}"
+    );
+    e.quit();
+}
+
+/// Atomic over the built-in engine: capturing next to the enemy king wins
+/// at once (the king explodes), where in chess the same capture is only a
+/// check; and a finished atomic game has no move.
+#[test]
+fn an_atomic_win_by_explosion_is_seen_and_played() {
+    let mut e = Mpcmc::start(&["--child-nodes=300"]);
+    e.send("uci");
+    e.until("uciok", 5 * SECOND);
+    e.send("setoption name UCI_Variant value atomic");
+    e.send("isready");
+    let lines = e.until("readyok", 15 * SECOND);
+    assert!(
+        !lines.iter().any(|l| l.contains("refused")),
+        "the built-in engine plays atomic: {lines:#?}"
+    );
+    // Nxf7 explodes f7's neighbours, e8's king among them: the only win in
+    // one, worth more than any material.
+    e.send("position fen rnbqkbnr/pppppppp/8/6N1/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 1");
+    e.send("go nodes 3000");
+    let (mv, lines) = e.bestmove(30 * SECOND);
+    assert_eq!(mv, "g5f7", "{lines:#?}");
+    // After it the game is over: no move, the root's score first.
+    e.send("position fen rnbqkbnr/pppppppp/8/6N1/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 1 moves g5f7");
+    e.send("go nodes 1000");
+    let (mv, lines) = e.bestmove(30 * SECOND);
+    assert_eq!(mv, "(none)", "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 0")),
+        "{lines:#?}"
+    );
+    e.quit();
+}
