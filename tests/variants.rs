@@ -177,3 +177,93 @@ fn an_atomic_win_by_explosion_is_seen_and_played() {
     );
     e.quit();
 }
+
+/// `explain` decides a variant position by the variant's rules: in king of
+/// the hill the king steps onto the hill, a win in one.
+#[test]
+fn explain_reads_a_variant_position() {
+    let output = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+        .args([
+            "explain",
+            "--uci-variant=kingofthehill",
+            "--fen",
+            "4k3/8/8/8/8/8/4K3/8 w - - 0 1",
+            "--moves",
+            "e2e3",
+            "e8e7",
+            "--go",
+            "nodes 5000",
+        ])
+        .output()
+        .expect("mpcmc explain runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("chosen: Kd4#") || text.contains("chosen: Ke4#"),
+        "{text}"
+    );
+}
+
+/// MultiPV in crazyhouse: distinct lines, drops among the moves, every
+/// line legal by the variant's rules.
+#[test]
+fn multipv_lines_in_crazyhouse_are_legal_drops_and_moves() {
+    use shakmaty::{
+        CastlingMode, Position,
+        fen::Fen,
+        uci::UciMove,
+        variant::{Variant, VariantPosition},
+    };
+    let fen = "r1bqkb1r/ppp2ppp/2n2n2/4p3/4P3/2N2N2/PPP2PPP/R1BQKB1R[Pp] w KQkq - 0 5";
+    let mut e = Mpcmc::start(&["--child-nodes=400", "--multi-pv=3"]);
+    e.send("uci");
+    e.until("uciok", 5 * SECOND);
+    e.send("setoption name UCI_Variant value crazyhouse");
+    e.send("isready");
+    e.until("readyok", 15 * SECOND);
+    e.send(&format!("position fen {fen}"));
+    e.send("go nodes 20000");
+    let (best, lines) = e.bestmove(60 * SECOND);
+    let root = VariantPosition::from_setup(
+        Variant::Crazyhouse,
+        fen.parse::<Fen>().expect("fen").into_setup(),
+        CastlingMode::Standard,
+    )
+    .expect("a crazyhouse position");
+    let last = |k: u32| {
+        lines
+            .iter()
+            .rev()
+            .find(|l| l.contains(&format!(" multipv {k} ")))
+            .unwrap_or_else(|| panic!("no line {k}: {lines:#?}"))
+    };
+    let mut firsts = Vec::new();
+    for k in 1..=3 {
+        let line = last(k);
+        let pv = line.split(" pv ").nth(1).expect("a pv");
+        let mut pos = root.clone();
+        for text in pv.split_whitespace() {
+            let m = text
+                .parse::<UciMove>()
+                .expect("uci")
+                .to_move(&pos)
+                .unwrap_or_else(|_| panic!("{text} illegal in {line}"));
+            pos.play_unchecked(m);
+        }
+        firsts.push(pv.split_whitespace().next().expect("a move").to_owned());
+    }
+    firsts.sort();
+    firsts.dedup();
+    assert_eq!(firsts.len(), 3, "{lines:#?}");
+    assert!(
+        root.legal_moves()
+            .iter()
+            .any(|m| UciMove::from_standard(*m).to_string() == best),
+        "{best}"
+    );
+    assert!(
+        root.legal_moves().iter().any(|m| m.is_put()),
+        "the pocket's pawn can be dropped"
+    );
+    e.quit();
+}
