@@ -95,47 +95,59 @@ fn over_the_builtin_engine_every_lichess_variant() {
     println!("{report}");
 }
 
-/// A variant a child does not offer is refused at `isready`, naming the
-/// child; the game before (chess) is kept, and positions are read as chess.
+/// A variant a child does not offer is refused, naming the child; the
+/// variant is kept (the GUI plays it) and the built-in engine answers
+/// alone: in the order cutechess and python-chess send it (the variant,
+/// the position, `go`, with no `isready` after the option) and after an
+/// `isready`.
 #[test]
-fn a_variant_no_child_plays_is_refused_and_chess_kept() {
+fn a_variant_no_child_plays_is_refused_and_the_builtin_engine_plays_it() {
     let evaluator = format!("--evaluator={}", fairy_stockfish());
-    let mut e = Mpcmc::start(&[&evaluator, "--child-nodes=300"]);
-    e.handshake();
-    e.send("setoption name UCI_Variant value atomic");
-    e.send("isready");
-    let lines = e.until("readyok", 15 * SECOND);
-    assert!(
-        lines.iter().any(|l| l.starts_with("info string")
-            && l.contains("UCI_Variant atomic refused")
-            && l.contains("fairy-stockfish")
-            && l.contains("playing chess")),
-        "{lines:#?}"
-    );
-    // Positions are read, and moves played, as chess.
-    e.send("position startpos moves g1f3 f7f6 e2e4 e7e5");
-    e.send("go nodes 2000");
-    let (mv, _) = e.bestmove(30 * SECOND);
-    common::assert_legal(
-        &common::position(None, &["g1f3", "f7f6", "e2e4", "e7e5"]),
-        &mv,
-    );
-    // cutechess's order: the variant, then the position (read as atomic),
-    // then `isready` refuses it: the built-in engine answers that position.
-    e.send("setoption name UCI_Variant value atomic");
-    e.send("position fen rnbqkbnr/pppppppp/8/6N1/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 1");
-    e.send("isready");
-    e.until("readyok", 15 * SECOND);
-    e.send("go nodes 3000");
-    let (mv, lines) = e.bestmove(30 * SECOND);
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("the built-in engine answers")),
-        "{lines:#?}"
-    );
-    assert_eq!(mv, "g5f7", "the atomic win: {lines:#?}");
+    let atomic_win = "position fen rnbqkbnr/pppppppp/8/6N1/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 1";
+    for isready in [false, true] {
+        let mut e = Mpcmc::start(&[&evaluator, "--child-nodes=300"]);
+        e.handshake();
+        e.send("setoption name UCI_Variant value atomic");
+        if isready {
+            e.send("isready");
+            let lines = e.until("readyok", 15 * SECOND);
+            assert!(
+                lines.iter().any(|l| l.starts_with("info string")
+                    && l.contains("UCI_Variant atomic refused")
+                    && l.contains("fairy-stockfish")
+                    && l.contains("the built-in engine plays it alone")),
+                "{lines:#?}"
+            );
+        }
+        // Read as atomic: Nxf7 explodes the king.
+        e.send(atomic_win);
+        e.send("go nodes 3000");
+        let (mv, lines) = e.bestmove(30 * SECOND);
+        assert_eq!(mv, "g5f7", "the atomic win (isready {isready}): {lines:#?}");
+        // And the next move too, of the same game.
+        e.send("position startpos moves e2e4");
+        e.send("go nodes 3000");
+        let (mv, lines) = e.bestmove(30 * SECOND);
+        let pos = shakmaty::variant::VariantPosition::from_setup(
+            shakmaty::variant::Variant::Atomic,
+            shakmaty::fen::Fen::from_ascii(
+                b"rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+            )
+            .expect("fen")
+            .into_setup(),
+            shakmaty::CastlingMode::Standard,
+        )
+        .expect("atomic");
+        let legal = mv
+            .parse::<shakmaty::uci::UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok());
+        assert!(legal.is_some(), "{mv}: {lines:#?}");
+        e.quit();
+    }
     // A name outside the combo is refused at once.
+    let mut e = Mpcmc::start(&[]);
+    e.handshake();
     e.send("setoption name UCI_Variant value xiangqi");
     let said = e.until("info string", 5 * SECOND);
     assert!(
@@ -261,9 +273,22 @@ fn multipv_lines_in_crazyhouse_are_legal_drops_and_moves() {
             .any(|m| UciMove::from_standard(*m).to_string() == best),
         "{best}"
     );
+    e.quit();
+}
+
+/// A drop that mates: the queen in hand onto the back rank.
+#[test]
+fn the_builtin_engine_mates_with_a_drop() {
+    let mut e = Mpcmc::start(&["--child-nodes=400"]);
+    e.send("uci");
+    e.until("uciok", 5 * SECOND);
+    e.send("setoption name UCI_Variant value crazyhouse");
+    e.send("position fen 7k/6pp/8/8/8/8/8/K7[Q] w - - 0 1");
+    e.send("go nodes 5000");
+    let (mv, lines) = e.bestmove(30 * SECOND);
     assert!(
-        root.legal_moves().iter().any(|m| m.is_put()),
-        "the pocket's pawn can be dropped"
+        mv.starts_with("Q@") && mv.ends_with('8') && mv != "Q@g8",
+        "{mv}: {lines:#?}"
     );
     e.quit();
 }

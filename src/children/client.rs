@@ -14,7 +14,7 @@
 use std::{future::Future, pin::Pin, process::Stdio, sync::Arc, time::Duration};
 
 use shakmaty::{
-    CastlingMode, KnownOutcome, Move, Outcome, Position,
+    CastlingMode, Move, Position,
     uci::UciMove,
     variant::{Variant, VariantPosition},
 };
@@ -977,14 +977,16 @@ fn legal_prefix(pos: &VariantPosition, pv: &[UciMove]) -> Vec<Move> {
 /// gone) and the search asked once more, of another worker when one is up;
 /// in an iteration shown to the GUI, the line is not shown.
 fn false_mate_claim(pos: &VariantPosition, best: Option<&Move>, score: Value) -> Option<String> {
-    // A mate, or a variant's win (the king on the hill, the third check).
+    // Mates are chess's: a variant's wins come on either side's turn
+    // (antichess: after the other side takes one's last piece), and its
+    // engines count them their own way.
+    if pos.variant() != Variant::Chess {
+        return None;
+    }
     let mates = |p: &VariantPosition, m: &Move| {
         let mut after = p.clone();
         after.play_unchecked(*m);
-        matches!(
-            after.outcome(),
-            Outcome::Known(KnownOutcome::Decisive { winner }) if winner == p.turn()
-        )
+        after.is_checkmate()
     };
     match score.mate_plies()? {
         0 if !pos.legal_moves().is_empty() => {

@@ -139,8 +139,9 @@ impl Value {
             let plies = MATE - self.0;
             ScoreKind::Mate((plies + 1) / 2)
         } else if self.0 < -MATE_BOUND {
+            // Odd plies: a variant lost by the other side's move.
             let plies = MATE + self.0;
-            ScoreKind::Mate(-(plies / 2))
+            ScoreKind::Mate(-((plies + 1) / 2))
         } else {
             ScoreKind::Cp(self.0)
         };
@@ -183,6 +184,14 @@ mod tests {
     fn a_finished_game_is_mated_or_drawn() {
         assert_eq!(Value::of(Terminal::Checkmate), Value::MATED);
         assert_eq!(Value::of(Terminal::Threefold), Value::DRAW);
+        // A variant's own end, for the side to move.
+        use mpcmc_protocol::game::VariantEnd::*;
+        assert_eq!(Value::of(Terminal::Variant(Lost)), Value::MATED);
+        assert_eq!(Value::of(Terminal::Variant(Won)), -Value::MATED);
+        assert_eq!(Value::of(Terminal::Variant(Drawn)), Value::DRAW);
+        // Lost one ply on (the other side's move ends it): mate -1.
+        assert_eq!(Value(-MATE + 1).to_uci().kind, ScoreKind::Mate(-1));
+        assert_eq!(Value(-MATE + 2).to_uci().kind, ScoreKind::Mate(-1));
     }
 
     #[test]

@@ -57,9 +57,9 @@ pub struct Meta {
     said_full_strength: Option<Level>,
     /// The variant the levels were last said to be uncalibrated in.
     said_uncalibrated_in: Option<Variant>,
-    /// The last `UCI_Variant` every child played: kept when a child
-    /// refuses a new one.
-    played: Variant,
+    /// The pool whose children refused its `UCI_Variant` was said to
+    /// (by its configuration): said once.
+    said_refused: Option<PoolConfig>,
 }
 
 /// How long `isready` waits for the children to start.
@@ -80,24 +80,28 @@ impl Meta {
             said_uncalibrated: None,
             said_full_strength: None,
             said_uncalibrated_in: None,
-            played: Variant::Chess,
+            said_refused: None,
         }
     }
 
-    /// Once the children of `pool` have started: a `UCI_Variant` one of
-    /// them does not play is refused (said in an `info string`) and the
-    /// game played before is kept; one they all play is kept from now.
-    fn settle_variant(&mut self, pool: &Pool, out: &Output) {
-        match pool.refused_variant() {
-            Some(why) => {
-                out.info_string(format!(
-                    "UCI_Variant {} refused: {why}; playing {}",
-                    self.options.variant, self.played
-                ));
-                self.options.variant = self.played;
-            }
-            None => self.played = self.options.variant,
+    /// Whether a child of `pool` refused its `UCI_Variant` (once its
+    /// workers tried to start them): said once, in an `info string`
+    /// naming the child and what it offers. The variant is kept — the
+    /// GUI plays it, and python-chess and cutechess send it once, with no
+    /// `isready` after — and the built-in engine, which plays every
+    /// variant offered, answers alone until the options change.
+    fn refused(&mut self, pool: &Pool, out: &Output) -> bool {
+        let Some(why) = pool.refused_variant() else {
+            return false;
+        };
+        if self.said_refused.as_ref() != Some(pool.config()) {
+            out.info_string(format!(
+                "UCI_Variant {} refused by the children: {why}; the built-in engine plays it alone",
+                self.options.variant
+            ));
+            self.said_refused = Some(pool.config().clone());
         }
+        true
     }
 
     /// The opening book when `OwnBook` is on: `BookFile`, opened once (and
@@ -311,7 +315,7 @@ impl Searcher for Meta {
             ));
             return;
         }
-        self.settle_variant(&pool, out);
+        self.refused(&pool, out);
     }
 
     /// Warm children keep their hash within a game, never across; nor does
@@ -326,19 +330,24 @@ impl Searcher for Meta {
     }
 
     fn go(&mut self, request: session::GoRequest) -> JoinHandle<()> {
-        // A position read in a variant the children were then refused
-        // (`position` came before the `isready` that refused it): the
-        // built-in engine, which plays every variant, answers.
+        // A position read before `UCI_Variant` changed, or children that
+        // refused the variant: the built-in engine, which plays every
+        // variant offered, answers.
         let game_variant = request.game.variant();
-        let children = (game_variant == self.options.variant)
+        let mut children = (game_variant == self.options.variant)
             .then(|| self.pool(&request.out))
             .flatten();
         if game_variant != self.options.variant {
             request.out.info_string(format!(
-                "the position is a {game_variant} game but the children play {}: \
+                "the position is a {game_variant} game but UCI_Variant is {}: \
                  the built-in engine answers",
                 self.options.variant
             ));
+        }
+        if let Some(pool) = &children
+            && self.refused(&pool.clone(), &request.out)
+        {
+            children = None;
         }
         let Some(pool) = children else {
             // No children can be configured (or they play another game):

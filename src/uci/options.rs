@@ -158,7 +158,8 @@ pub struct Options {
     /// `UCI_ShowWDL`: the children's win/draw/loss shown with the lines.
     pub show_wdl: bool,
     pub chess960: bool,
-    /// `UCI_Variant`: the game played; every child must offer it.
+    /// `UCI_Variant`: the game played; every child must offer it (else
+    /// the built-in engine plays it alone).
     pub variant: Variant,
     pub log_file: String,
     pub trace_file: String,

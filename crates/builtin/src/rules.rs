@@ -96,3 +96,30 @@ impl Rules for VariantPosition {
         self.clone().swap_turn().ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{CastlingMode, fen::Fen};
+
+    use super::*;
+
+    fn variant(variant: Variant, fen: &str) -> VariantPosition {
+        let setup = fen.parse::<Fen>().expect("fen").into_setup();
+        VariantPosition::from_setup(variant, setup, CastlingMode::Standard).expect("position")
+    }
+
+    #[test]
+    fn a_variant_end_is_scored_for_the_side_to_move() {
+        // Antichess: stalemated, the side to move has won.
+        let won = variant(Variant::Antichess, "8/8/8/8/8/p7/P7/8 w - - 0 1");
+        assert_eq!(won.variant_end(3), Some(MATE - 3));
+        // King of the hill: the other king stands on e4.
+        let lost = variant(Variant::KingOfTheHill, "8/8/8/8/4K3/8/8/k7 b - - 0 1");
+        assert_eq!(lost.variant_end(3), Some(-MATE + 3));
+        // Going on, and chess never ends by a variant's rule.
+        let on = variant(Variant::Atomic, "4k3/8/8/8/8/8/8/4K3 w - - 0 1");
+        assert_eq!(on.variant_end(1), None);
+        assert_eq!(Chess::default().variant_end(1), None);
+        assert!(!won.null_move_ok() && Chess::default().null_move_ok());
+    }
+}

@@ -76,8 +76,9 @@ pub fn uci_score(score: i32) -> Result<i32, i32> {
         let plies = MATE - score;
         Err((plies + 1) / 2)
     } else if score <= -MATE_BOUND {
+        // Odd plies: a variant lost by the other side's move.
         let plies = MATE + score;
-        Err(-(plies / 2))
+        Err(-((plies + 1) / 2))
     } else if score >= DECIDED {
         Ok(TB_WIN_CP - (TB_WIN - score))
     } else if score <= -DECIDED {
@@ -621,10 +622,11 @@ impl<'a> Search<'a> {
             let quiet = !m.is_capture() && !m.is_promotion();
             // Quiet, and not a pawn run to the 6th/7th rank either: safe to
             // prune or reduce.
-            let calm = quiet && !advanced_pawn_push(m, us);
             let mut child = pos.clone();
             child.play_unchecked(m);
             let gives_check = child.is_check();
+            // Nor one that ends a variant's game (the king onto the hill).
+            let calm = quiet && !advanced_pawn_push(m, us) && !child.is_variant_end();
 
             if ply > 0 && calm && !gives_check && searched > 0 && best_score > -DECIDED {
                 if futility {
@@ -1079,6 +1081,9 @@ mod tests {
         assert_eq!(uci_score(-(MATE - 2)), Err(-1));
         assert_eq!(uci_score(-(MATE - 4)), Err(-2));
         assert_eq!(uci_score(-MATE), Err(0));
+        // A variant lost by the other side's move (antichess): odd plies.
+        assert_eq!(uci_score(-(MATE - 1)), Err(-1));
+        assert_eq!(uci_score(-(MATE - 3)), Err(-2));
         assert_eq!(uci_score(35), Ok(35));
     }
 

@@ -460,6 +460,24 @@ mod tests {
         };
         assert!(!TtMove::of(&promotion).matches(&queen));
         assert!(TtMove::of(&castle).matches(&castle));
+        // A drop is none of the board's moves to its square, and each
+        // role's drop is its own.
+        let drop = |role| Move::Put {
+            role,
+            to: Square::A8,
+        };
+        assert!(!TtMove::of(&drop(Role::Pawn)).matches(&queen));
+        assert!(!TtMove::of(&drop(Role::Queen)).matches(&queen));
+        assert!(!TtMove::of(&drop(Role::Knight)).matches(&drop(Role::Bishop)));
+        assert!(TtMove::of(&drop(Role::Rook)).matches(&drop(Role::Rook)));
+        let a1a8 = Move::Normal {
+            role: Role::Rook,
+            from: Square::A1,
+            capture: None,
+            to: Square::A8,
+            promotion: None,
+        };
+        assert!(!TtMove::of(&drop(Role::Rook)).matches(&a1a8));
     }
 
     #[test]

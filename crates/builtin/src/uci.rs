@@ -106,6 +106,10 @@ impl<S: Settings> Searcher for Standalone<S> {
         if name.trim().eq_ignore_ascii_case("SyzygyPath") {
             self.tables(out);
         }
+        // The same board has one key in every variant: a new game's table.
+        if name.trim().eq_ignore_ascii_case("UCI_Variant") {
+            self.clear.store(true, Ordering::Relaxed);
+        }
         Ok(())
     }
 

@@ -256,17 +256,19 @@ impl Worker {
         // Start the children now; a worker that cannot is down from the
         // start, and the others play without it.
         let first = self.start_children().await;
-        if first.is_err() {
+        if let Err(e) = &first {
             queue.set_down(self.n - 1, true);
-        }
-        started.send_modify(|n| *n += 1);
-        drop(started);
-        if let Err(e) = first {
-            if let ChildError::NoVariant { .. } = &e
+            // Before the start is counted: a session waiting for the pool
+            // to be ready then sees the refusal.
+            if let ChildError::NoVariant { .. } = e
                 && let Ok(mut refused) = self.refused.lock()
             {
                 refused.get_or_insert_with(|| e.to_string());
             }
+        }
+        started.send_modify(|n| *n += 1);
+        drop(started);
+        if let Err(e) = first {
             self.down(&queue, &e.to_string(), DOWN_WAIT_FIRST).await;
         }
         'jobs: loop {

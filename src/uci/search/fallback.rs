@@ -11,6 +11,7 @@ use mpcmc_builtin::{
     go::{self as builtin_go, BuiltinGo},
 };
 use mpcmc_protocol::{Go, output::Output};
+use shakmaty::variant::Variant;
 use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{ChildLimit, Decision, Game, Rule, Settings, Value, decision::Stats};
@@ -26,14 +27,19 @@ const FALLBACK_AFTER_STOP: Duration = Duration::from_millis(10);
 const FALLBACK_HASH_MB: usize = 1;
 
 /// The built-in engine a session keeps for moves its children cannot make
-/// (or when no children can be configured): its own small table, never
-/// cleared.
+/// (or when no children can be configured, or they refuse the variant):
+/// its own small table, cleared only when the game's variant changes (the
+/// same board has one key in every variant), and the variant it searched
+/// last.
 #[derive(Clone)]
-pub struct Fallback(Arc<Mutex<builtin::Engine>>);
+pub struct Fallback(Arc<Mutex<builtin::Engine>>, Arc<Mutex<Variant>>);
 
 impl Default for Fallback {
     fn default() -> Fallback {
-        Fallback(Arc::new(Mutex::new(builtin::Engine::new(FALLBACK_HASH_MB))))
+        Fallback(
+            Arc::new(Mutex::new(builtin::Engine::new(FALLBACK_HASH_MB))),
+            Arc::default(),
+        )
     }
 }
 
@@ -48,13 +54,17 @@ impl Fallback {
         stop: CancellationToken,
         ponderhit: CancellationToken,
     ) -> BuiltinGo {
+        let clear = match self.1.lock() {
+            Ok(mut last) => std::mem::replace(&mut *last, game.variant()) != game.variant(),
+            Err(_) => true,
+        };
         BuiltinGo {
             go,
             game,
             engine: self.0.clone(),
             hash_mb: FALLBACK_HASH_MB,
             threads: 1,
-            clear: Arc::default(),
+            clear: Arc::new(clear.into()),
             out,
             overhead,
             // A root the tables hold never reaches it (the session plays
