@@ -21,6 +21,25 @@ fn fairy_stockfish() -> &'static str {
     path
 }
 
+/// mpcmc with `flags`, after `uci`, set to play `variant`.
+fn playing(variant: &str, flags: &[&str]) -> Mpcmc {
+    let mut e = Mpcmc::start(flags);
+    e.send("uci");
+    e.until("uciok", 5 * SECOND);
+    e.send(&format!("setoption name UCI_Variant value {variant}"));
+    e
+}
+
+/// The `variant` position of `fen`.
+fn variant_position(
+    variant: shakmaty::variant::Variant,
+    fen: &str,
+) -> shakmaty::variant::VariantPosition {
+    let setup = fen.parse::<shakmaty::fen::Fen>().expect("fen").into_setup();
+    shakmaty::variant::VariantPosition::from_setup(variant, setup, shakmaty::CastlingMode::Standard)
+        .expect("a position of the variant")
+}
+
 /// Plays one game of each of `variants` through `tests/python/variants.py`
 /// between `ours` (mpcmc's command line) and `theirs`; returns its report.
 fn play(ours: &str, theirs: &str, variants: &[&str]) -> String {
@@ -128,16 +147,10 @@ fn a_variant_no_child_plays_is_refused_and_the_builtin_engine_plays_it() {
         e.send("position startpos moves e2e4");
         e.send("go nodes 3000");
         let (mv, lines) = e.bestmove(30 * SECOND);
-        let pos = shakmaty::variant::VariantPosition::from_setup(
+        let pos = variant_position(
             shakmaty::variant::Variant::Atomic,
-            shakmaty::fen::Fen::from_ascii(
-                b"rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
-            )
-            .expect("fen")
-            .into_setup(),
-            shakmaty::CastlingMode::Standard,
-        )
-        .expect("atomic");
+            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+        );
         let legal = mv
             .parse::<shakmaty::uci::UciMove>()
             .ok()
@@ -158,14 +171,11 @@ fn a_variant_no_child_plays_is_refused_and_the_builtin_engine_plays_it() {
 }
 
 /// Atomic over the built-in engine: capturing next to the enemy king wins
-/// at once (the king explodes), where in chess the same capture is only a
-/// check; and a finished atomic game has no move.
+/// at once (the king explodes), where in chess the same capture takes a
+/// pawn; and a finished atomic game has no move.
 #[test]
 fn an_atomic_win_by_explosion_is_seen_and_played() {
-    let mut e = Mpcmc::start(&["--child-nodes=300"]);
-    e.send("uci");
-    e.until("uciok", 5 * SECOND);
-    e.send("setoption name UCI_Variant value atomic");
+    let mut e = playing("atomic", &["--child-nodes=300"]);
     e.send("isready");
     let lines = e.until("readyok", 15 * SECOND);
     assert!(
@@ -220,28 +230,15 @@ fn explain_reads_a_variant_position() {
 /// line legal by the variant's rules.
 #[test]
 fn multipv_lines_in_crazyhouse_are_legal_drops_and_moves() {
-    use shakmaty::{
-        CastlingMode, Position,
-        fen::Fen,
-        uci::UciMove,
-        variant::{Variant, VariantPosition},
-    };
+    use shakmaty::{Position, uci::UciMove, variant::Variant};
     let fen = "r1bqkb1r/ppp2ppp/2n2n2/4p3/4P3/2N2N2/PPP2PPP/R1BQKB1R[Pp] w KQkq - 0 5";
-    let mut e = Mpcmc::start(&["--child-nodes=400", "--multi-pv=3"]);
-    e.send("uci");
-    e.until("uciok", 5 * SECOND);
-    e.send("setoption name UCI_Variant value crazyhouse");
+    let mut e = playing("crazyhouse", &["--child-nodes=400", "--multi-pv=3"]);
     e.send("isready");
     e.until("readyok", 15 * SECOND);
     e.send(&format!("position fen {fen}"));
     e.send("go nodes 20000");
     let (best, lines) = e.bestmove(60 * SECOND);
-    let root = VariantPosition::from_setup(
-        Variant::Crazyhouse,
-        fen.parse::<Fen>().expect("fen").into_setup(),
-        CastlingMode::Standard,
-    )
-    .expect("a crazyhouse position");
+    let root = variant_position(Variant::Crazyhouse, fen);
     let last = |k: u32| {
         lines
             .iter()
@@ -279,10 +276,7 @@ fn multipv_lines_in_crazyhouse_are_legal_drops_and_moves() {
 /// A drop that mates: the queen in hand onto the back rank.
 #[test]
 fn the_builtin_engine_mates_with_a_drop() {
-    let mut e = Mpcmc::start(&["--child-nodes=400"]);
-    e.send("uci");
-    e.until("uciok", 5 * SECOND);
-    e.send("setoption name UCI_Variant value crazyhouse");
+    let mut e = playing("crazyhouse", &["--child-nodes=400"]);
     e.send("position fen 7k/6pp/8/8/8/8/8/K7[Q] w - - 0 1");
     e.send("go nodes 5000");
     let (mv, lines) = e.bestmove(30 * SECOND);
