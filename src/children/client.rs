@@ -429,24 +429,24 @@ impl Client {
         if variant == Variant::Chess {
             return Ok(());
         }
-        let vars = self.options.iter().find_map(|o| match &o.kind {
-            OptionType::Combo { vars, .. } if o.name.eq_ignore_ascii_case("UCI_Variant") => {
-                Some((o.name.clone(), vars.clone()))
-            }
-            _ => None,
-        });
-        let Some((name, vars)) = vars else {
-            return Err(ChildError::NoVariant {
-                engine: self.label.clone(),
-                variant,
-                offered: "chess only".to_owned(),
-            });
-        };
+        let (name, vars) = self
+            .options
+            .iter()
+            .find_map(|o| match &o.kind {
+                OptionType::Combo { vars, .. } if o.name.eq_ignore_ascii_case("UCI_Variant") => {
+                    Some((o.name.clone(), vars.as_slice()))
+                }
+                _ => None,
+            })
+            .unwrap_or_default();
         let Some(value) = vars.iter().find(|v| v.eq_ignore_ascii_case(variant.uci())) else {
             return Err(ChildError::NoVariant {
                 engine: self.label.clone(),
                 variant,
-                offered: vars.join(" "),
+                offered: match vars {
+                    [] => "chess only".to_owned(),
+                    vars => vars.join(" "),
+                },
             });
         };
         let command = GuiCommand::SetOption {

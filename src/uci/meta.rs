@@ -334,21 +334,17 @@ impl Searcher for Meta {
         // refused the variant: the built-in engine, which plays every
         // variant offered, answers.
         let game_variant = request.game.variant();
-        let mut children = (game_variant == self.options.variant)
-            .then(|| self.pool(&request.out))
-            .flatten();
-        if game_variant != self.options.variant {
+        let children = if game_variant == self.options.variant {
+            self.pool(&request.out)
+                .filter(|pool| !self.refused(pool, &request.out))
+        } else {
             request.out.info_string(format!(
                 "the position is a {game_variant} game but UCI_Variant is {}: \
                  the built-in engine answers",
                 self.options.variant
             ));
-        }
-        if let Some(pool) = &children
-            && self.refused(&pool.clone(), &request.out)
-        {
-            children = None;
-        }
+            None
+        };
         let Some(pool) = children else {
             // No children can be configured (or they play another game):
             // the built-in engine still searches the move.

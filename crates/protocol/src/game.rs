@@ -62,23 +62,6 @@ pub fn position_from_fen(fen: &str, castling: CastlingMode) -> Result<(Fen, Ches
     Ok((parsed, pos))
 }
 
-/// [`position_from_fen`] in `variant`: its pockets, promoted pieces and
-/// check counters read as the FEN gives them.
-pub fn variant_position_from_fen(
-    fen: &str,
-    variant: Variant,
-    castling: CastlingMode,
-) -> Result<(Fen, VariantPosition), FenError> {
-    let err = |reason: String| FenError {
-        fen: fen.to_owned(),
-        reason,
-    };
-    let parsed: Fen = fen.parse().map_err(|e| err(format!("invalid fen: {e}")))?;
-    let pos = VariantPosition::from_setup(variant, parsed.clone().into_setup(), castling)
-        .map_err(|e| err(format!("impossible {variant} position: {e}")))?;
-    Ok((parsed, pos))
-}
-
 /// A game from its start position with every move played since.
 #[derive(Debug, Clone)]
 pub struct Game {
@@ -143,16 +126,6 @@ impl Game {
     /// A game starting at `fen` (strictly validated).
     pub fn from_fen(fen: &str, castling: CastlingMode) -> Result<Game, FenError> {
         let (fen, pos) = position_from_fen(fen, castling)?;
-        Ok(Game::new(Some(fen), pos, castling))
-    }
-
-    /// A `variant` game starting at `fen` (strictly validated).
-    pub fn from_variant_fen(
-        fen: &str,
-        variant: Variant,
-        castling: CastlingMode,
-    ) -> Result<Game, FenError> {
-        let (fen, pos) = variant_position_from_fen(fen, variant, castling)?;
         Ok(Game::new(Some(fen), pos, castling))
     }
 
@@ -462,10 +435,15 @@ mod tests {
     }
 
     fn variant_game(variant: Variant, fen: &str, moves: &str) -> Game {
-        let mut g = Game::from_variant_fen(fen, variant, CastlingMode::Standard).expect("test fen");
-        for m in moves.split_whitespace() {
-            g.push_uci(&m.parse().expect("uci")).expect("legal");
-        }
+        let moves: Vec<UciMove> = moves
+            .split_whitespace()
+            .map(|m| m.parse().expect("uci"))
+            .collect();
+        let start = StartPosition::Fen(fen.parse().expect("test fen"));
+        let (g, notes) =
+            Game::from_position_command(start, &moves, CastlingMode::Standard, variant)
+                .expect("a position of the variant");
+        assert!(notes.is_empty(), "{notes:?}");
         g
     }
 
@@ -597,6 +575,19 @@ mod tests {
         assert_eq!(
             Fen::from_position(g.position(), EnPassantMode::Legal).to_string(),
             "8/8/8/8/8/8/krbnNBRK/qrbnNBRQ w - - 0 1"
+        );
+        // Three-check's counters: one check left for white to give.
+        let (g, _) = Game::from_position_command(
+            StartPosition::Fen("4k3/8/8/8/8/8/8/4K2R w K - 1+3 0 1".parse().expect("fen")),
+            &[],
+            CastlingMode::Standard,
+            Variant::ThreeCheck,
+        )
+        .expect("three-check");
+        assert!(
+            Fen::from_position(g.position(), EnPassantMode::Legal)
+                .to_string()
+                .contains(" 1+3 "),
         );
         // A FEN no variant rule allows is refused, naming the variant.
         let e = Game::from_position_command(

@@ -118,7 +118,8 @@ impl Output {
 
     /// The one `bestmove` of a `go`, in the game's castling notation. At a
     /// finished root (`best` is `None`) the root's score goes first, as
-    /// Stockfish does: `info depth 0 score mate 0` (lost: mated, or by a variant's own rule) or `cp 0`.
+    /// Stockfish does: `info depth 0 score mate 0` (lost: mated, or by a
+    /// variant's own rule, an exploded king) or `cp 0`.
     pub fn bestmove(
         &self,
         root: &impl Position,
@@ -127,7 +128,6 @@ impl Output {
         castling: CastlingMode,
     ) {
         if best.is_none() {
-            // Lost: mated, or by a variant's own rule (an exploded king).
             let lost = matches!(
                 root.outcome(),
                 Outcome::Known(KnownOutcome::Decisive { winner }) if winner != root.turn()

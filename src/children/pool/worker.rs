@@ -268,8 +268,16 @@ impl Worker {
         }
         started.send_modify(|n| *n += 1);
         drop(started);
-        if let Err(e) = first {
-            self.down(&queue, &e.to_string(), DOWN_WAIT_FIRST).await;
+        match first {
+            // No restart makes a child play another game: down until the
+            // pool closes, not started again every minute.
+            Err(e @ ChildError::NoVariant { .. }) => {
+                self.say(format!("worker {} is down ({e})", self.n));
+                self.closing.cancelled().await;
+                return;
+            }
+            Err(e) => self.down(&queue, &e.to_string(), DOWN_WAIT_FIRST).await,
+            Ok(()) => {}
         }
         'jobs: loop {
             let Some(mut job) = queue.pop(self.n - 1).await else {
