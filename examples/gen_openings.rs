@@ -106,7 +106,7 @@ fn random_game(rng: &mut XorShift64Star, min: u32, max: u32) -> Option<Game> {
     let plies = min + rng.below(u64::from(max - min + 1)) as u32;
     let mut game = Game::new(None, Chess::default(), CastlingMode::Standard);
     for _ in 0..plies {
-        let moves = game.position().legal_moves();
+        let moves = game.position().expect("a board game").legal_moves();
         if moves.is_empty() {
             return None;
         }
@@ -120,10 +120,10 @@ fn random_game(rng: &mut XorShift64Star, min: u32, max: u32) -> Option<Game> {
 fn as_start(game: &Game) -> Game {
     Game::new(
         Some(shakmaty::fen::Fen::from_position(
-            game.position(),
+            game.position().expect("a board game"),
             EnPassantMode::Legal,
         )),
-        game.position().clone(),
+        game.position().expect("a board game").clone(),
         CastlingMode::Standard,
     )
 }
@@ -177,7 +177,9 @@ async fn main() -> anyhow::Result<()> {
             let Some(game) = random_game(&mut rng, args.min_plies, args.max_plies) else {
                 continue;
             };
-            let epd = Epd::from_position(game.position(), EnPassantMode::Legal).to_string();
+            let epd =
+                Epd::from_position(game.position().expect("a board game"), EnPassantMode::Legal)
+                    .to_string();
             if seen.insert(epd.clone()) {
                 batch.push((epd, as_start(&game)));
             }

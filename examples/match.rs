@@ -386,7 +386,7 @@ async fn play_game(setup: &Setup, index: usize) -> anyhow::Result<Record> {
     };
     loop {
         if let Some(terminal) = game.terminal_now() {
-            let mover = game.position().turn();
+            let mover = game.position().expect("a board game").turn();
             (record.outcome, record.ending) = match terminal {
                 Terminal::Checkmate => (Outcome::Win(!mover), "checkmate"),
                 Terminal::Stalemate => (Outcome::Draw, "stalemate"),
@@ -410,7 +410,7 @@ async fn play_game(setup: &Setup, index: usize) -> anyhow::Result<Record> {
             record.ending = "move limit";
             break;
         }
-        let mover = game.position().turn();
+        let mover = game.position().expect("a board game").turn();
         let side = if mover == Color::White { 0 } else { 1 };
         let engine = by_colour[side];
         let limit = match setup.limit {
@@ -474,7 +474,12 @@ async fn play_game(setup: &Setup, index: usize) -> anyhow::Result<Record> {
             };
             // A flag fall against a side that cannot mate by any sequence of
             // legal moves is a draw.
-            if fault == Fault::Time && game.position().has_insufficient_material(!mover) {
+            if fault == Fault::Time
+                && game
+                    .position()
+                    .expect("a board game")
+                    .has_insufficient_material(!mover)
+            {
                 record.outcome = Outcome::Draw;
                 record.ending = "time forfeit, no mating material";
                 record.reason = format!("{reason}, but {} cannot mate", colour_name(!mover));
@@ -485,7 +490,8 @@ async fn play_game(setup: &Setup, index: usize) -> anyhow::Result<Record> {
             break;
         }
         let Ok(report) = answer else { break };
-        game.push(report.best);
+        let Some(best) = report.best else { break };
+        game.push(best);
         record.played.push(Played { report, elapsed });
     }
     record.game = game;
@@ -532,7 +538,7 @@ fn pgn(setup: &Setup, record: &Record, event: &str, date: &str) -> String {
     let white = &setup.engines[record.white].name;
     let black = &setup.engines[1 - record.white].name;
     let result = record.outcome.pgn();
-    let start = record.game.start();
+    let start = record.game.start().expect("a chess game");
     let mut out = String::new();
     let mut tag = |name: &str, value: &str| {
         let value = value.replace('\\', "\\\\").replace('"', "\\\"");
@@ -566,7 +572,8 @@ fn pgn(setup: &Setup, record: &Record, event: &str, date: &str) -> String {
         } else if i == 0 {
             tokens.push(format!("{number}..."));
         }
-        tokens.push(SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string());
+        let Some(m) = m.board() else { break };
+        tokens.push(SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string());
         if let Some(played) = record.played.get(i) {
             tokens.push(move_comment(played));
         }

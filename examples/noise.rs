@@ -18,12 +18,13 @@
 use std::{collections::HashMap, sync::Arc};
 
 use clap::Parser;
+use mpcmc::protocol::GameMove;
 use mpcmc::{
     children::Pool,
     mpc::{ChildLimit, Game, Lookahead, Settings, decide},
     uci::options::Options,
 };
-use shakmaty::{CastlingMode, Move, Position};
+use shakmaty::CastlingMode;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser, Debug)]
@@ -82,8 +83,8 @@ async fn main() -> anyhow::Result<()> {
             CastlingMode::Standard,
         )?);
         pool.new_game();
-        let moves: Vec<Move> = game.position().legal_moves().into_iter().collect();
-        let mut values: Vec<HashMap<Move, f64>> = Vec::new();
+        let moves = game.legal_moves();
+        let mut values: Vec<HashMap<GameMove, f64>> = Vec::new();
         for &n in &args.nodes {
             let d = decide(
                 &pool,
@@ -104,7 +105,7 @@ async fn main() -> anyhow::Result<()> {
             );
         }
         let reference = &values[budgets - 1];
-        let mut top: Vec<(Move, f64)> = reference.iter().map(|(m, v)| (*m, *v)).collect();
+        let mut top: Vec<(GameMove, f64)> = reference.iter().map(|(m, v)| (*m, *v)).collect();
         top.sort_by(|a, b| b.1.total_cmp(&a.1));
         top.truncate(5);
         for (b, at) in values.iter().enumerate() {

@@ -12,7 +12,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
+use mpcmc_protocol::GameMove;
+use shakmaty::CastlingMode;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -189,7 +190,7 @@ async fn rounds(
     let (mut built, mut written) = (Duration::ZERO, Duration::ZERO);
     for (i, game) in games.iter().enumerate() {
         pool.new_game();
-        let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+        let moves = game.legal_moves();
         let plan = node_rounds(
             total,
             options.settings(),
@@ -239,7 +240,7 @@ async fn rounds(
             written += t.elapsed();
         }
         let spread = d.spread.unwrap_or_default();
-        let uci = |m: Move| UciMove::from_move(m, CastlingMode::Standard).to_string();
+        let uci = |m: GameMove| m.to_string();
         writeln!(
             out,
             "{:>3} {:>6} {:>6} {:>9} {:>9.1} {:>5.0}% {:>7}  {:<10} {:>6} {:>6}",
@@ -465,7 +466,7 @@ async fn decision(
     game: &Arc<Game>,
     options: &Options,
 ) -> (Duration, Option<Decision>, usize) {
-    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+    let moves = game.legal_moves();
     let start = Instant::now();
     let d = decide(
         pool,

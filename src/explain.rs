@@ -15,19 +15,14 @@ use std::{
 };
 
 use anyhow::{Context as _, bail};
-use shakmaty::{
-    CastlingMode, Position,
-    fen::Fen,
-    san::SanPlus,
-    uci::UciMove,
-    variant::{Variant, VariantPosition},
-};
+use shakmaty::{CastlingMode, Position, san::SanPlus, uci::UciMove, variant::VariantPosition};
 
 use crate::{
     mpc::Game,
     mpc::Rule,
     protocol::{
-        StartPosition,
+        MoveText, StartPosition,
+        game::Rules,
         output::Output,
         session::{Input, Session, spawn_reader},
     },
@@ -99,6 +94,12 @@ pub async fn run(
         options.castling_mode(),
         options.variant,
     )?;
+    if game.position().is_none() {
+        bail!(
+            "explain shows games whose rules mpcmc knows (chess and shakmaty's variants); {} is a child's",
+            game.rules()
+        );
+    }
     if let Some(end) = game.terminal_now() {
         bail!("the game is over in this position ({end:?}): there is no move to explain");
     }
@@ -181,19 +182,16 @@ fn game_of(
     fen: Option<&str>,
     moves: &[String],
     castling: CastlingMode,
-    variant: Variant,
+    variant: Rules,
 ) -> anyhow::Result<Game> {
     let start = match fen {
-        Some(text) => StartPosition::Fen(
-            text.parse::<Fen>()
-                .map_err(|e| anyhow::anyhow!("the FEN '{text}': {e}"))?,
-        ),
+        Some(text) => StartPosition::Fen(text.to_owned()),
         None => StartPosition::Startpos,
     };
     let moves = moves
         .iter()
         .map(|m| {
-            m.parse::<UciMove>()
+            m.parse::<MoveText>()
                 .map_err(|e| anyhow::anyhow!("the move '{m}': {e}"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -212,11 +210,12 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
     } else {
         CastlingMode::Standard
     };
-    let variant = Variant::from_uci(&t.variant)
-        .map_err(|_| anyhow::anyhow!("the trace's variant '{}'", t.variant))?;
-    let pos = game_of(Some(&t.fen), &t.moves, castling, variant)?
-        .position()
-        .clone();
+    let variant = Rules::from_uci(&t.variant)
+        .ok_or_else(|| anyhow::anyhow!("the trace's variant '{}'", t.variant))?;
+    let game = game_of(Some(&t.fen), &t.moves, castling, variant)?;
+    let pos = (game.position().cloned()).ok_or_else(|| {
+        anyhow::anyhow!("the trace's game {variant} is played by a child's rules")
+    })?;
     let fen = shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);
     writeln!(out, "position {fen}")?;
     writeln!(

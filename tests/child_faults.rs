@@ -20,7 +20,7 @@ use mpcmc::{
     children::{ChildConfig, ChildError, Client, Pool, PoolConfig, SearchError},
     mpc::{ChildLimit, Children, Game, Query, Report, Role, Value},
 };
-use shakmaty::{Move, Position};
+use shakmaty::Position;
 use tokio_util::sync::CancellationToken;
 
 const STOCKFISH: &str = "/usr/games/stockfish";
@@ -313,9 +313,12 @@ async fn pool_of_stockfish_answers_and_shuts_down_clean() {
         pool.search(evaluator.clone(), CancellationToken::new()),
         pool.search(opponent, CancellationToken::new()),
     );
-    let pos = evaluator.position();
+    let pos = evaluator.position().expect("a board game");
     for report in [report_of(a), report_of(b)] {
-        assert!(pos.is_legal(report.best), "{report:?}");
+        assert!(
+            pos.is_legal(report.best.expect("a move").board().expect("a chess move")),
+            "{report:?}"
+        );
         assert!(report.nodes > 0, "{report:?}");
     }
     // Two workers, one process each (the roles share it): the check below can
@@ -355,15 +358,22 @@ async fn stockfish_search_reports_move_score_nodes_and_pv() {
     );
     let q = root_query(after_e4(), ChildLimit::Nodes(2000));
     let report = report_of(client.search(&q, &CancellationToken::new()).await);
-    let pos = q.position();
-    assert!(pos.is_legal(report.best), "{report:?}");
+    let pos = q.position().expect("a board game");
+    assert!(
+        pos.is_legal(report.best.expect("a move").board().expect("a chess move")),
+        "{report:?}"
+    );
     let score = report.score.expect("Stockfish reports a score");
     assert!(
         !score.is_mate() && score > Value::cp(-300) && score < Value::cp(300),
         "1.e4 is roughly level: {report:?}"
     );
     assert!(report.nodes > 0 && report.depth > 0, "{report:?}");
-    assert_eq!(report.pv.first(), Some(&report.best), "{report:?}");
+    assert_eq!(
+        report.pv.first(),
+        Some(&report.best.expect("a move")),
+        "{report:?}"
+    );
     assert!(!report.stopped);
     assert!(report.search_time <= report.busy_time);
     client.quit(Duration::from_secs(1)).await;
@@ -384,13 +394,16 @@ async fn a_dropped_search_is_drained_before_the_next_command() {
     );
     // The next search must get its own answer, legal after 1.e4.
     let game = after_e4();
-    let pos = game.position().clone();
+    let pos = game.position().expect("a board game").clone();
     let report = report_of(
         client
             .search(&root_query(game, ChildLimit::Nodes(1000)), &cancel)
             .await,
     );
-    assert!(pos.is_legal(report.best), "{report:?}");
+    assert!(
+        pos.is_legal(report.best.expect("a move").board().expect("a chess move")),
+        "{report:?}"
+    );
     assert!(!report.stopped);
     client.quit(Duration::from_secs(1)).await;
 }
@@ -402,7 +415,7 @@ async fn a_root_moves_calls_share_a_child_and_its_position_comes_back_to_it() {
     let pool = Arc::new(Pool::start(PoolConfig::new(child.clone(), child, 2)));
     pool.ready().await;
     let game = Arc::new(Game::default());
-    let candidates: Vec<Move> = game.position().legal_moves().into_iter().collect();
+    let candidates = game.legal_moves();
     let settings = Settings {
         lookahead: Lookahead::One,
         fortify: true,
@@ -470,6 +483,11 @@ async fn a_child_that_writes_bytes_not_utf8_on_stderr_keeps_working() {
     let mut client = spawn(format!("sh -c {}", quote(&script)), "latin1").await;
     let q = root_query(after_e4(), ChildLimit::Nodes(2000));
     let report = report_of(client.search(&q, &CancellationToken::new()).await);
-    assert!(q.position().is_legal(report.best), "{report:?}");
+    assert!(
+        q.position()
+            .expect("a board game")
+            .is_legal(report.best.expect("a move").board().expect("a chess move")),
+        "{report:?}"
+    );
     client.quit(Duration::from_secs(1)).await;
 }

@@ -50,7 +50,7 @@ async fn child() -> Client {
 /// `V(u) = E(x·u·ν(x,u))` for every legal `u` at the position after
 /// `prefix`, in UCI order, for the side to move there.
 async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<Recomputed> {
-    let mut pos = game.position().clone();
+    let mut pos = game.position().expect("a board game").clone();
     prefix.iter().for_each(|&m| pos.play_unchecked(m));
     let cancel = CancellationToken::new();
     let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
@@ -80,7 +80,7 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
                 &Query {
                     role: Role::Opponent,
                     game: game.clone(),
-                    line: line.clone(),
+                    line: board(&line),
                     limit: ChildLimit::Nodes(NODES),
                     progress: None,
                     ponderhit: None,
@@ -92,8 +92,9 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
         let reply_value = reply.score.map(|s| (-s).from_child(1));
         // A finished game after the reply is scored by the rules, not asked.
         let mut y = after_u.clone();
-        y.play_unchecked(reply.best);
-        let w_text = UciMove::from_standard(reply.best).to_string();
+        let reply_move = reply.best.and_then(|b| b.board()).expect("a chess move");
+        y.play_unchecked(reply_move);
+        let w_text = UciMove::from_standard(reply_move).to_string();
         if y.is_checkmate() {
             values.push(Recomputed {
                 mv: u_text,
@@ -113,7 +114,7 @@ async fn one_step(child: &mut Client, game: &Arc<Game>, prefix: &[Move]) -> Vec<
                 &Query {
                     role: Role::Evaluator,
                     game: game.clone(),
-                    line: [line, vec![reply.best]].concat(),
+                    line: board(&[line, vec![reply_move]].concat()),
                     limit: ChildLimit::Nodes(NODES),
                     progress: None,
                     ponderhit: None,
@@ -197,7 +198,7 @@ async fn recompute_two_step(
         ..
     } in ranked.into_iter().take(width)
     {
-        let pos = game.position();
+        let pos = game.position().expect("a board game");
         let u_move = u
             .parse::<UciMove>()
             .expect("uci")
@@ -367,4 +368,11 @@ async fn two_step_plays_the_recomputed_backed_up_argmax() {
             c.line
         );
     }
+}
+
+fn board(line: &[shakmaty::Move]) -> Vec<mpcmc::protocol::GameMove> {
+    line.iter()
+        .copied()
+        .map(mpcmc::protocol::GameMove::Board)
+        .collect()
 }

@@ -18,7 +18,7 @@ use mpcmc::{
     },
     uci::options::Options,
 };
-use shakmaty::{CastlingMode, Chess, Position, fen::Fen, uci::UciMove, variant::VariantPosition};
+use shakmaty::{CastlingMode, Chess, Position, fen::Fen, variant::VariantPosition};
 use tokio_util::sync::CancellationToken;
 
 /// The python-chess source distribution's tables (every 3-piece table and
@@ -197,10 +197,7 @@ impl Children for Noting {
     type Error = SearchError;
 
     async fn search(&self, query: Query, cancel: CancellationToken) -> Result<Report, SearchError> {
-        let mut pos = query.game.position().clone();
-        for &m in &query.line {
-            pos.play_unchecked(m);
-        }
+        let pos = query.position().expect("a board game");
         let VariantPosition::Chess(pos) = pos else {
             panic!("a chess game");
         };
@@ -226,7 +223,7 @@ async fn the_lookahead_never_asks_a_child_about_a_tablebase_position() {
     // KRP v KR: Rxd5+ takes the rook into KRP v K.
     let fen = "8/8/3k4/3r4/8/8/1P1R4/3K4 w - - 0 1";
     let game = Arc::new(Game::from_fen(fen, CastlingMode::Standard).expect("fen"));
-    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+    let moves = game.legal_moves();
     let d = decide(
         &tabled,
         &game,
@@ -249,14 +246,14 @@ async fn the_lookahead_never_asks_a_child_about_a_tablebase_position() {
     let capture = d
         .candidates
         .iter()
-        .find(|c| UciMove::from_standard(c.mv).to_string() == "d2d5")
+        .find(|c| c.mv.to_string() == "d2d5")
         .expect("Rxd5 is a candidate");
     let reply = capture.reply.expect("the tables' reply");
     let mut after = position(Some(fen), &[]);
-    after.play_unchecked(capture.mv);
+    after.play_unchecked(board(capture.mv));
     let tables_reply = tables.best_move(&after).expect("in the tables").0;
-    assert_eq!(reply, tables_reply);
-    after.play_unchecked(reply);
+    assert_eq!(reply, tables_reply.into());
+    after.play_unchecked(board(reply));
     assert_eq!(capture.value, tables.value(&after), "exact, for White");
     // Every line that ends where the tables reach (our capture, or a reply
     // that captures after a child predicted it) has the tables' value,
@@ -264,9 +261,9 @@ async fn the_lookahead_never_asks_a_child_about_a_tablebase_position() {
     let mut exact = 0;
     for c in &d.candidates {
         let mut end = position(Some(fen), &[]);
-        end.play_unchecked(c.mv);
+        end.play_unchecked(board(c.mv));
         let Some(reply) = c.reply else { continue };
-        end.play_unchecked(reply);
+        end.play_unchecked(board(reply));
         if let Some(v) = tables.value(&end) {
             assert_eq!(c.value, Some(v), "{:?}", c.mv);
             exact += 1;
@@ -496,4 +493,8 @@ fn the_root_ranking_keeps_the_win_and_makes_progress() {
         .rank_root(&late, &moves, &[late_key], false)
         .expect("ranked");
     assert!(no_rule.score > 20_000);
+}
+
+fn board(m: mpcmc::protocol::GameMove) -> shakmaty::Move {
+    m.board().expect("a chess move")
 }

@@ -161,7 +161,7 @@ fn a_variant_no_child_plays_is_refused_and_the_builtin_engine_plays_it() {
     // A name outside the combo is refused at once.
     let mut e = Mpcmc::start(&[]);
     e.handshake();
-    e.send("setoption name UCI_Variant value xiangqi");
+    e.send("setoption name UCI_Variant value bughouse");
     let said = e.until("info string", 5 * SECOND);
     assert!(
         said.last().is_some_and(|l| l.contains("UCI_Variant")),

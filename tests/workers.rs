@@ -11,7 +11,7 @@ use mpcmc::{
     mpc::{ChildLimit, Game, Lookahead, Settings, decide},
     uci::options::Options,
 };
-use shakmaty::{CastlingMode, Position};
+use shakmaty::CastlingMode;
 use tokio_util::sync::CancellationToken;
 
 const FEN: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
@@ -20,7 +20,7 @@ const FEN: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq
 async fn one_pass(
     pool: &Arc<Pool>,
     game: &Arc<Game>,
-    moves: &[shakmaty::Move],
+    moves: &[mpcmc::protocol::GameMove],
 ) -> mpcmc::mpc::Decision {
     decide(
         pool,
@@ -43,7 +43,7 @@ async fn every_call_goes_to_a_worker_of_its_role() {
     let pool = Arc::new(Pool::start(options.pool_config().expect("config")));
     pool.ready().await;
     let game = Arc::new(Game::from_fen(FEN, CastlingMode::Standard).expect("fen"));
-    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+    let moves = game.legal_moves();
     let d = one_pass(&pool, &game, &moves).await;
     // Worker 1 is the built-in evaluator, worker 2 Stockfish as the
     // opponent: each candidate's reply came from 2, its value from 1.
@@ -136,7 +136,7 @@ async fn the_root_search_goes_to_the_root_entry_and_nowhere_else() {
     let pool = Arc::new(Pool::start(config));
     pool.ready().await;
     let game = Arc::new(Game::from_fen(FEN, CastlingMode::Standard).expect("fen"));
-    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+    let moves = game.legal_moves();
     for _ in 0..2 {
         let d = one_pass(&pool, &game, &moves).await;
         assert_eq!(d.root.as_ref().and_then(|r| r.slot), Some(1));
@@ -246,7 +246,7 @@ async fn the_virtual_clock_ends_when_the_busiest_worker_reaches_the_budget() {
     ));
     pool.ready().await;
     let game = Arc::new(Game::from_fen(FEN, CastlingMode::Standard).expect("fen"));
-    let moves: Vec<_> = game.position().legal_moves().into_iter().collect();
+    let moves = game.legal_moves();
     let budget = 40_000u64;
     let settings = Settings::new(Lookahead::One);
     let cost = |c: &Candidate| c.calls.iter().map(|r| r.nodes).sum::<u64>();

@@ -26,7 +26,8 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use mpcmc_protocol::{
-    Bound, EngineLine, GuiCommand, OptionSpec, OptionType, StartPosition,
+    Bound, EngineLine, GameMove, GuiCommand, MoveText, OptionSpec, OptionType, StartPosition,
+    game::Rules,
     lines::{Split, Splitter, next_line_async},
     parse_engine_line,
 };
@@ -35,7 +36,7 @@ use crate::{
     children::command::{CommandError, EngineCommand},
     children::group::{self, End, Group},
     children::supervisor,
-    mpc::{ChildLimit, Extra, Progress, PvOf, Query, Report, Role, Value},
+    mpc::{ChildLimit, Extra, Game, Progress, PvOf, Query, Report, Role, Value},
 };
 
 /// How long a child may take to answer `uci`.
@@ -88,7 +89,7 @@ pub enum ChildError {
     #[error("{engine} does not play {variant} (its UCI_Variant offers: {offered})")]
     NoVariant {
         engine: String,
-        variant: Variant,
+        variant: Rules,
         /// The child's `UCI_Variant` values, or `chess only`.
         offered: String,
     },
@@ -120,7 +121,7 @@ pub enum SearchError {
 impl ChildError {
     /// Names the searched position in a bad answer that was read before the
     /// position was at hand.
-    fn at(self, pos: &impl Position) -> ChildError {
+    fn at(self, place: impl FnOnce() -> String) -> ChildError {
         match self {
             ChildError::BadAnswer {
                 engine,
@@ -130,8 +131,7 @@ impl ChildError {
             } if fen.is_empty() => ChildError::BadAnswer {
                 engine,
                 line,
-                fen: shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal)
-                    .to_string(),
+                fen: place(),
                 reason,
             },
             other => other,
@@ -213,7 +213,7 @@ pub struct ChildConfig {
     pub castling: CastlingMode,
     /// `UCI_Variant`: the game it must play (chess needs no option; any
     /// other must be in the child's own `UCI_Variant` combo).
-    pub variant: Variant,
+    pub variant: Rules,
     /// Send `ucinewgame` + `isready` before every search (memoryless children).
     pub clear_hash: bool,
 }
@@ -226,7 +226,7 @@ impl ChildConfig {
             command: command.into(),
             options: Vec::new(),
             castling: CastlingMode::Standard,
-            variant: Variant::Chess,
+            variant: Rules::default(),
             clear_hash: false,
         }
     }
@@ -425,8 +425,8 @@ impl Client {
     /// `setoption name UCI_Variant value …` for a game other than chess,
     /// with the name as the child's combo writes it; [`ChildError::NoVariant`]
     /// when its combo lacks the game (or it has none).
-    async fn set_variant(&mut self, variant: Variant) -> Result<(), ChildError> {
-        if variant == Variant::Chess {
+    async fn set_variant(&mut self, variant: Rules) -> Result<(), ChildError> {
+        if variant == Rules::default() {
             return Ok(());
         }
         let (name, vars) = self
@@ -532,16 +532,60 @@ impl Client {
         let game = &query.game;
         let command = GuiCommand::Position {
             start: game.start_fen().map_or(StartPosition::Startpos, |fen| {
-                StartPosition::Fen(fen.clone())
+                StartPosition::Fen(fen.to_string())
             }),
             moves: game
                 .moves()
                 .iter()
                 .chain(&query.line)
-                .map(|m| UciMove::from_move(*m, self.castling))
+                .map(|m| m.text(self.castling))
                 .collect(),
         };
         self.send(&command, "setting the position").await
+    }
+
+    /// The legal moves of the position after the game, as the child lists
+    /// them (`go perft 1`: a line `move: 1` each, then `Nodes searched:
+    /// N`): how a game by a child's rules learns its moves. A list whose
+    /// count disagrees with its lines is a bad answer.
+    pub async fn perft(&mut self, game: &Arc<Game>) -> Result<Vec<MoveText>, ChildError> {
+        self.settle().await?;
+        self.position(&Query::root(game.clone(), ChildLimit::Nodes(1)))
+            .await?;
+        let command = GuiCommand::Unknown("go perft 1".to_owned());
+        self.send(&command, "listing the legal moves").await?;
+        let sent = Instant::now();
+        let mut moves = Vec::new();
+        loop {
+            let line = self
+                .read_line(
+                    sent,
+                    PERFT_TIMEOUT,
+                    "Nodes searched",
+                    "listing the legal moves",
+                )
+                .await?;
+            let EngineLine::Other(text) = line else {
+                continue;
+            };
+            let text = text.trim();
+            if let Some(count) = text.strip_prefix("Nodes searched:") {
+                return match count.trim().parse::<usize>() {
+                    Ok(n) if n == moves.len() => Ok(moves),
+                    _ => Err(ChildError::BadAnswer {
+                        engine: self.label.clone(),
+                        line: text.to_owned(),
+                        fen: game.describe_after(&[]),
+                        reason: format!("{} moves listed (after 'go perft 1')", moves.len()),
+                    }),
+                };
+            }
+            if let Some((mv, "1")) = text.split_once(':').map(|(m, n)| (m, n.trim()))
+                && let Ok(mv) = mv.trim().parse::<MoveText>()
+            {
+                moves.push(mv);
+            }
+        }
     }
 
     /// One search for `query`: clears the hash when configured, sets the
@@ -578,12 +622,14 @@ impl Client {
         let (mut exact, mut bounded) = (None, None);
         let mut extra = Extra::default();
         let mut pv = Vec::new();
-        // The position the pv of a progress line is read in, when one is shown.
-        let shown = query.progress.as_ref().map(|sink| (sink, query.position()));
+        // The searched position, where mpcmc knows the rules: a shown
+        // progress line's mate claim is checked on it.
+        let board = query.position();
+        let shown = query.progress.as_ref();
         // With `MultiPV`, an iteration's first line waits for its others.
         let mut set: Option<Progress> = None;
         let flush = |set: &mut Option<Progress>| {
-            if let (Some(p), Some((sink, _))) = (set.take(), &shown) {
+            if let (Some(p), Some(sink)) = (set.take(), shown) {
                 sink.send(p);
             }
         };
@@ -605,7 +651,7 @@ impl Client {
                     (since, limit) = (Instant::now(), stall_after);
                     continue;
                 }
-                line = self.read_line(since, limit, "bestmove", "searching") => line.map_err(|e| e.at(&query.position()))?,
+                line = self.read_line(since, limit, "bestmove", "searching") => line.map_err(|e| e.at(|| query.game.describe_after(&query.line)))?,
             };
             if matches!(line, EngineLine::BestMove { .. }) {
                 flush(&mut set);
@@ -613,14 +659,15 @@ impl Client {
             match line {
                 EngineLine::Info(info) if info.multipv.is_none_or(|k| k == 1) => {
                     let now = extra_of(&info);
-                    if let Some((sink, pos)) = &shown
+                    if let Some(sink) = shown
                         && let Some(d) = info.depth
                     {
-                        let line = legal_prefix(pos, &info.pv);
+                        let line = query.game.read_line(&query.line, &info.pv);
                         let score = info.score.map(Value::from_uci);
                         // A mate the board refutes is not shown: GUIs resign
                         // or adjudicate on it.
-                        let refuted = score.and_then(|v| false_mate_claim(pos, line.first(), v));
+                        let refuted = (board.as_ref().zip(score))
+                            .and_then(|(pos, v)| false_mate_claim(pos, line.first(), v));
                         if !line.is_empty() && refuted.is_none() {
                             flush(&mut set);
                             let progress = Progress {
@@ -659,10 +706,10 @@ impl Client {
                 }
                 // The iteration's other lines (`MultiPV`), when shown.
                 EngineLine::Info(info) if info.multipv.is_some() => {
-                    if let (Some(p), Some((_, pos))) = (&mut set, &shown)
+                    if let (Some(p), Some(_)) = (&mut set, shown)
                         && info.depth == Some(p.depth)
                     {
-                        let line = legal_prefix(pos, &info.pv);
+                        let line = query.game.read_line(&query.line, &info.pv);
                         if line.first().is_some_and(|m| !p.pv.starts_with(&[*m])) {
                             p.others.push(PvOf {
                                 score: info.score.map(Value::from_uci),
@@ -683,13 +730,13 @@ impl Client {
                 EngineLine::BestMove { best, ponder } => {
                     self.searching = false;
                     let search_time = go_sent.elapsed();
-                    let pos = query.position();
-                    let best = self.checked(&pos, best, exact, &go)?;
+                    let best = self.checked(query, board.as_ref(), best, exact, &go)?;
                     return Ok(Report {
                         best,
                         extra,
                         score: exact.or(bounded),
-                        pv: bestmove_line(&pos, best, &pv, ponder),
+                        pv: best
+                            .map_or_else(Vec::new, |best| bestmove_line(query, best, &pv, ponder)),
                         depth,
                         nodes,
                         search_time,
@@ -706,24 +753,34 @@ impl Client {
 
     /// Checks a `bestmove` against the searched position, and a mate in
     /// one that the search's exact score claims ([`false_mate_claim`]).
+    /// `None`: no move, where the game has ended by a child's rules (the
+    /// score says how); where mpcmc knows the rules, no child is asked
+    /// about a finished game.
     fn checked(
         &self,
-        pos: &VariantPosition,
-        best: Option<UciMove>,
+        query: &Query,
+        board: Option<&VariantPosition>,
+        best: Option<MoveText>,
         score: Option<Value>,
         go: &GuiCommand,
-    ) -> Result<Move, ChildError> {
+    ) -> Result<Option<GameMove>, ChildError> {
         let bad = |reason: &str| ChildError::BadAnswer {
             engine: self.label.clone(),
             line: self.answer.clone(),
-            fen: shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string(),
+            fen: query.game.describe_after(&query.line),
             reason: format!("{reason} (after '{go}')"),
         };
-        let uci = best.ok_or_else(|| bad("no move in a position with legal moves"))?;
-        let mv = uci.to_move(pos).map_err(|_| bad("illegal move"))?;
-        match score.and_then(|v| false_mate_claim(pos, Some(&mv), v)) {
+        let Some(text) = best else {
+            return match board {
+                Some(_) => Err(bad("no move in a position with legal moves")),
+                None if score.is_some() => Ok(None),
+                None => Err(bad("no move and no score")),
+            };
+        };
+        let mv = (query.game.read_after(&query.line, &text)).ok_or_else(|| bad("illegal move"))?;
+        match (board.zip(score)).and_then(|(pos, v)| false_mate_claim(pos, Some(&mv), v)) {
             Some(reason) => Err(bad(&reason)),
-            None => Ok(mv),
+            None => Ok(Some(mv)),
         }
     }
 
@@ -928,41 +985,31 @@ fn die_with_parent(command: &mut Command, end: End) {
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_: &mut Command, _: End) {}
 
+/// How long a child may take to list a position's legal moves.
+const PERFT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The line of a `bestmove`: the child's last `pv` when it starts with
 /// `best` (its legal prefix), else `best` alone; when that is one move, the
 /// `bestmove`'s legal `ponder` move follows it. Stockfish's last `pv`
 /// after a `stop` or a `ponderhit` is often its move alone, with the
 /// reply it expects only in `bestmove … ponder` (from its hash).
 fn bestmove_line(
-    pos: &VariantPosition,
-    best: Move,
-    pv: &[UciMove],
-    ponder: Option<UciMove>,
-) -> Vec<Move> {
-    let mut line = legal_prefix(pos, pv);
+    query: &Query,
+    best: GameMove,
+    pv: &[MoveText],
+    ponder: Option<MoveText>,
+) -> Vec<GameMove> {
+    let mut line = query.game.read_line(&query.line, pv);
     if line.first() != Some(&best) {
         line = vec![best];
     }
     if line.len() == 1
         && let Some(ponder) = ponder
     {
-        let mut after = pos.clone();
-        after.play_unchecked(best);
-        if let Ok(reply) = ponder.to_move(&after) {
+        let after = [query.line.as_slice(), &[best]].concat();
+        if let Some(reply) = query.game.read_after(&after, &ponder) {
             line.push(reply);
         }
-    }
-    line
-}
-
-/// The longest prefix of `pv` that is legal from `pos`.
-fn legal_prefix(pos: &VariantPosition, pv: &[UciMove]) -> Vec<Move> {
-    let mut pos = pos.clone();
-    let mut line = Vec::with_capacity(pv.len());
-    for uci in pv {
-        let Ok(m) = uci.to_move(&pos) else { break };
-        pos.play_unchecked(m);
-        line.push(m);
     }
     line
 }
@@ -976,7 +1023,11 @@ fn legal_prefix(pos: &VariantPosition, pv: &[UciMove]) -> Vec<Move> {
 /// `bestmove`'s score is a bad answer: the child is restarted (its hash
 /// gone) and the search asked once more, of another worker when one is up;
 /// in an iteration shown to the GUI, the line is not shown.
-fn false_mate_claim(pos: &VariantPosition, best: Option<&Move>, score: Value) -> Option<String> {
+fn false_mate_claim(
+    pos: &VariantPosition,
+    best: Option<&GameMove>,
+    score: Value,
+) -> Option<String> {
     // Mates are chess's: a variant's wins come on either side's turn
     // (antichess: after the other side takes one's last piece), and its
     // engines count them their own way.
@@ -992,7 +1043,7 @@ fn false_mate_claim(pos: &VariantPosition, best: Option<&Move>, score: Value) ->
         0 if !pos.legal_moves().is_empty() => {
             Some("claims to be mated, but has legal moves".to_owned())
         }
-        1 if !best.is_some_and(|b| mates(pos, b)) => {
+        1 if !best.and_then(|b| b.board()).is_some_and(|b| mates(pos, &b)) => {
             Some("claims mate in one, but its move does not mate".to_owned())
         }
         -2 => pos

@@ -18,6 +18,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mpcmc_protocol::GameMove;
 use shakmaty::Position;
 use tokio_util::sync::CancellationToken;
 
@@ -129,13 +130,21 @@ impl InProcess {
         query: &Query,
         cancel: &CancellationToken,
     ) -> Result<Report, SearchError> {
-        let root = query.position();
+        // A game by a child's rules never reaches it: its worker refuses
+        // the variant at start.
+        let (Some(root), Some(current)) = (query.position(), query.game.position()) else {
+            return Err(SearchError::Child(ChildError::NoVariant {
+                engine: self.label.clone(),
+                variant: query.game.rules(),
+                offered: "chess and shakmaty's variants".to_owned(),
+            }));
+        };
         // The positions before the root: the game's (its last is the current
         // position), then the line's; the root itself is not history.
         let mut history = query.game.hashes().to_vec();
-        let mut pos = query.game.position().clone();
-        for m in &query.line {
-            pos.play_unchecked(*m);
+        let mut pos = current.clone();
+        for m in query.line.iter().filter_map(|m| m.board()) {
+            pos.play_unchecked(m);
             history.push(hash(&pos));
         }
         history.pop();
@@ -150,7 +159,7 @@ impl InProcess {
         let (engine, flag, clear) = (self.engine.clone(), stop.0.clone(), self.clear_hash);
         // A decision's first search starts a new generation of a shared
         // table: what earlier decisions stored may be replaced.
-        let age = self.shared.then(|| hash(query.game.position()));
+        let age = self.shared.then(|| hash(current));
         let label = self.label.clone();
         let searched = root.clone();
         let sink = query.progress.clone();
@@ -188,13 +197,13 @@ impl InProcess {
                         },
                         score: Some(Value::from_uci(p.score)),
                         nodes: p.nodes,
-                        pv: p.pv.clone(),
+                        pv: board_line(&p.pv),
                         others: p
                             .others
                             .iter()
                             .map(|(score, pv)| PvOf {
                                 score: Some(Value::from_uci(*score)),
-                                pv: pv.clone(),
+                                pv: board_line(pv),
                             })
                             .collect(),
                     });
@@ -272,10 +281,10 @@ impl InProcess {
             }));
         };
         Ok(Report {
-            best,
+            best: Some(GameMove::Board(best)),
             extra,
             score: outcome.score.map(Value::from_uci),
-            pv: outcome.pv,
+            pv: board_line(&outcome.pv),
             depth: outcome.depth,
             nodes: outcome.nodes,
             search_time: elapsed,
@@ -350,6 +359,11 @@ fn give_way_to_root_searches() {
     }
 }
 
+/// The built-in engine's line as the meta-engine's moves.
+fn board_line(line: &[shakmaty::Move]) -> Vec<GameMove> {
+    line.iter().copied().map(GameMove::Board).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -395,11 +409,11 @@ mod tests {
         let c1d1 = "c1d1"
             .parse::<UciMove>()
             .expect("uci")
-            .to_move(before.position())
+            .to_move(before.position().expect("a board game"))
             .expect("legal");
         let in_line = Query {
             game: before,
-            line: vec![c1d1],
+            line: vec![GameMove::Board(c1d1)],
             ..at_root
         };
         let report = child.search(&in_line, &cancel).await.expect("search");

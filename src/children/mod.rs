@@ -13,6 +13,7 @@ mod fake;
 pub mod group;
 pub mod inprocess;
 pub mod pool;
+pub mod rules;
 pub mod simulated;
 pub mod slurm;
 pub mod supervisor;

@@ -7,6 +7,7 @@
 
 use std::{sync::Arc, time::Duration};
 
+use mpcmc_protocol::GameMove;
 use shakmaty::{CastlingMode, Move, Position, uci::UciMove};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -37,7 +38,7 @@ fn game_from(fen: Option<&str>, moves: &str) -> Game {
 
 /// Moves in UCI notation, legal in turn from the game's current position.
 fn line_from(game: &Game, moves: &str) -> Vec<Move> {
-    let mut pos = game.position().clone();
+    let mut pos = game.position().expect("a board game").clone();
     moves
         .split_whitespace()
         .map(|uci| {
@@ -54,7 +55,7 @@ fn line_from(game: &Game, moves: &str) -> Vec<Move> {
 
 fn query(game: Game, line: Vec<Move>, limit: ChildLimit) -> Query {
     Query {
-        line,
+        line: line.into_iter().map(GameMove::Board).collect(),
         ..Query::root(Arc::new(game), limit)
     }
 }
@@ -63,8 +64,8 @@ fn startpos_query(limit: ChildLimit) -> Query {
     Query::root(Arc::new(Game::default()), limit)
 }
 
-fn uci(m: Move) -> String {
-    UciMove::from_move(m, CastlingMode::Standard).to_string()
+fn uci(m: GameMove) -> String {
+    m.text(CastlingMode::Standard).to_string()
 }
 
 async fn client(flags: &str, label: &str, heard: &Heard) -> Client {
@@ -259,7 +260,7 @@ async fn a_child_that_prints_latin1_is_sound() {
             .search(&q, &CancellationToken::new())
             .await
             .expect("a Latin-1 info string is no fault");
-        assert_eq!(report.best.to_string(), "d2-d4");
+        assert_eq!(report.best.expect("a move").to_string(), "d2d4");
     }
     // One child throughout: the handshake and both searches.
     assert_eq!(heard.count("uci"), 1, "{:?}", heard.lines());
@@ -397,7 +398,7 @@ async fn cancel_stops_the_search_and_reports_stopped() {
         let started = Instant::now();
         let report = report_of(client.search(&q, &cancel).await);
         assert!(report.stopped, "round {round}: {report:?}");
-        assert_eq!(uci(report.best), "e2e4");
+        assert_eq!(uci(report.best.expect("a move")), "e2e4");
         assert_eq!(
             started.elapsed(),
             Duration::from_millis(200),
@@ -469,10 +470,10 @@ async fn garbage_lines_are_skipped() {
             )
             .await,
     );
-    assert_eq!(uci(report.best), "d2d4");
+    assert_eq!(uci(report.best.expect("a move")), "d2d4");
     assert_eq!(report.score, Some(Value::cp(10)));
     assert_eq!((report.depth, report.nodes), (1, 1));
-    assert_eq!(report.pv, [report.best]);
+    assert_eq!(report.pv, [report.best.expect("a move")]);
     assert!(!report.stopped);
     client.quit(Duration::from_millis(100)).await;
 }
@@ -517,7 +518,7 @@ async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
     let q = query(game, line, ChildLimit::Nodes(1000));
     for _ in 0..2 {
         let report = report_of(client.search(&q, &CancellationToken::new()).await);
-        assert_eq!(uci(report.best), "d2d3");
+        assert_eq!(uci(report.best.expect("a move")), "d2d3");
     }
     client.quit(Duration::from_millis(100)).await;
     settle().await;
@@ -544,9 +545,12 @@ async fn position_sends_the_whole_history_and_clears_the_hash_when_asked() {
     let q = query(game, line, ChildLimit::MoveTime(Duration::from_millis(20)));
     let report = report_of(client.search(&q, &CancellationToken::new()).await);
     assert!(
-        matches!(report.best, Move::Castle { .. }),
+        matches!(
+            report.best.expect("a move"),
+            GameMove::Board(Move::Castle { .. })
+        ),
         "king takes rook is castling: {:?}",
-        report.best
+        report.best.expect("a move")
     );
     client.quit(Duration::from_millis(100)).await;
     settle().await;
@@ -957,7 +961,7 @@ async fn a_start_the_asker_gave_up_on_goes_on_for_the_next_search() {
         )
         .await,
     );
-    assert_eq!(uci(report.best), "e2e4");
+    assert_eq!(uci(report.best.expect("a move")), "e2e4");
     let waited = asked.elapsed();
     assert!(waited < Duration::from_millis(100), "{waited:?}");
     assert_eq!(starts.load(std::sync::atomic::Ordering::Relaxed), 2);
@@ -1029,7 +1033,7 @@ async fn pool_serves_the_other_role_while_one_keeps_crashing() {
             pool.search(opponent.clone(), CancellationToken::new())
                 .await,
         );
-        assert_eq!(uci(report.best), "e7e5");
+        assert_eq!(uci(report.best.expect("a move")), "e7e5");
         // Each failed search: the crashed child and its replacement.
         assert_eq!(crash.count("uci"), 2 * round, "{:?}", crash.lines());
     }

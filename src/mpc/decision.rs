@@ -7,7 +7,7 @@
 
 use std::{fmt, str::FromStr, time::Duration};
 
-use shakmaty::Move;
+use mpcmc_protocol::GameMove;
 
 use crate::mpc::{
     ChildFault, ChildLimit, Extra, Report, Role, Terminal, Value,
@@ -219,9 +219,9 @@ impl Settings {
 /// One root move and what the lookahead learned about it.
 #[derive(Debug, Clone)]
 pub struct Candidate {
-    pub mv: Move,
+    pub mv: GameMove,
     /// The nominal opponent's predicted reply (one-step).
-    pub reply: Option<Move>,
+    pub reply: Option<GameMove>,
     /// The nominal opponent's own value of the position after the move,
     /// for us at the root: a second estimate of `V(u)` beside the
     /// evaluator's after the reply, blended into `value` by
@@ -437,20 +437,20 @@ impl FromStr for Rule {
 /// The outcome of one pass.
 #[derive(Debug, Clone)]
 pub struct Decision {
-    pub best: Move,
+    pub best: GameMove,
     /// What the search that decided said besides depth and score: the
     /// root search's when it chose the move, else the played line's.
     pub extra: Extra,
     /// The expected reply to `best`.
-    pub ponder: Option<Move>,
+    pub ponder: Option<GameMove>,
     /// Value for us at the root of the chosen move.
     pub value: Option<Value>,
     /// Our move, the predicted reply, then the evaluator's line.
-    pub pv: Vec<Move>,
+    pub pv: Vec<GameMove>,
     pub rule: Rule,
     /// The lookahead's own choice and value, and the evaluator's, for the trace.
-    pub lookahead_choice: Option<(Move, Value)>,
-    pub evaluator_choice: Option<(Move, Value)>,
+    pub lookahead_choice: Option<(GameMove, Value)>,
+    pub evaluator_choice: Option<(GameMove, Value)>,
     /// In candidate order.
     pub candidates: Vec<Candidate>,
     pub root: Option<Report>,
@@ -518,7 +518,7 @@ impl Candidate {
     /// The evaluated line from the root: the move, the predicted reply,
     /// then the best line of the next level when it was expanded, else
     /// the evaluator's line.
-    pub fn line(&self) -> Vec<Move> {
+    pub fn line(&self) -> Vec<GameMove> {
         let mut line = vec![self.mv];
         line.extend(self.reply);
         match self.best_next() {
@@ -555,7 +555,7 @@ impl Candidate {
         best_valued(&self.next).map(|i| &self.next[i])
     }
 
-    pub(crate) fn new(mv: Move) -> Candidate {
+    pub(crate) fn new(mv: GameMove) -> Candidate {
         Candidate {
             mv,
             reply: None,
@@ -575,18 +575,20 @@ impl Candidate {
 
 impl Decision {
     /// The root search's own move as the decision (`rule`), with its line,
-    /// score and cost; no candidate valued.
-    pub fn of_root(report: Report, rule: Rule) -> Decision {
+    /// score and cost; no candidate valued. `None` when it had no move
+    /// (a finished game).
+    pub fn of_root(report: Report, rule: Rule) -> Option<Decision> {
         let pv = report.line();
-        Decision {
-            best: report.best,
+        let best = report.best?;
+        Some(Decision {
+            best,
             extra: report.extra,
             ponder: pv.get(1).copied(),
             value: report.score,
             pv,
             rule,
             lookahead_choice: None,
-            evaluator_choice: report.score.map(|s| (report.best, s)),
+            evaluator_choice: report.score.map(|s| (best, s)),
             candidates: Vec::new(),
             levels: 0,
             stats: Stats {
@@ -602,7 +604,7 @@ impl Decision {
             spread: None,
             drawn: None,
             looks: Vec::new(),
-        }
+        })
     }
 
     /// Every value exact: the decision asked no child (each move ends the
@@ -613,11 +615,12 @@ impl Decision {
 
     /// The root search's move, when it completed an iteration (it has a
     /// score) and names a candidate.
-    pub fn root_move(&self) -> Option<Move> {
+    pub fn root_move(&self) -> Option<GameMove> {
         self.root
             .as_ref()
-            .filter(|r| r.score.is_some() && self.candidates.iter().any(|c| c.mv == r.best))
-            .map(|r| r.best)
+            .filter(|r| r.score.is_some())
+            .and_then(|r| r.best)
+            .filter(|b| self.candidates.iter().any(|c| c.mv == *b))
     }
 
     /// Plays `mv` by `rule`, with the line and value of what chose it: the
@@ -625,9 +628,9 @@ impl Decision {
     /// lookahead (its deeper line is what decided), else the move's
     /// candidate's when the lookahead valued it (`plies` deep), else the
     /// root search's.
-    pub fn play(&mut self, mv: Move, rule: Rule, plies: u32) {
+    pub fn play(&mut self, mv: GameMove, rule: Rule, plies: u32) {
         let root_score = self.evaluator_choice.map(|(_, s)| s);
-        let root = self.root.as_ref().filter(|r| r.best == mv);
+        let root = self.root.as_ref().filter(|r| r.best == Some(mv));
         let by_root = rule.keeps_root() && root.is_some_and(|r| r.score.is_some());
         let candidate = self
             .candidates

@@ -653,7 +653,7 @@ mod tests {
             .zip(moves)
             .map(|(&cp, mv)| Candidate {
                 value: Some(Value::cp(cp)),
-                ..Candidate::new(mv)
+                ..Candidate::new(mv.into())
             })
             .collect()
     }

@@ -15,7 +15,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{Move, Position, uci::UciMove};
+use mpcmc_protocol::{GameMove, game::Terminal};
+use shakmaty::Position;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -45,8 +46,8 @@ enum Finished<E> {
 
 /// Orders candidates deterministically (by UCI text) so ties break the same way
 /// on every run.
-pub fn sort_candidates(candidates: &mut [Move]) {
-    candidates.sort_by_cached_key(|m| UciMove::from_standard(*m).to_string());
+pub fn sort_candidates(candidates: &mut [GameMove]) {
+    candidates.sort_by_cached_key(|m| m.to_string());
 }
 
 /// Runs one pass over `candidates` (legal at the game's position, non-empty).
@@ -59,7 +60,7 @@ pub fn sort_candidates(candidates: &mut [Move]) {
 pub async fn decide<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
-    candidates: &[Move],
+    candidates: &[GameMove],
     limit: ChildLimit,
     settings: Settings,
     cancel: &CancellationToken,
@@ -85,7 +86,7 @@ pub async fn decide<C: Children>(
 pub async fn pass<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
-    candidates: &[Move],
+    candidates: &[GameMove],
     limit: ChildLimit,
     root_limit: Option<ChildLimit>,
     settings: Settings,
@@ -178,11 +179,15 @@ async fn draw_and_look<C: Children>(
     cancel: &CancellationToken,
 ) -> (Option<Choice>, Vec<Look>) {
     let pos = game.position();
-    let last = game.moves().last().copied();
+    let last = game.moves().last().and_then(|m| m.board());
+    // A child's token has no piece to judge: every such move is as plausible.
     let mut priors: Vec<Plausibility> = level
         .candidates
         .iter()
-        .map(|c| plausibility(pos, last, c.mv))
+        .map(|c| match (pos, c.mv.board()) {
+            (Some(pos), Some(m)) => plausibility(pos, last, m),
+            _ => Plausibility::default(),
+        })
         .collect();
     let mut choice = draw.level.choose(&level.candidates, &priors, draw.random);
     let mut looks: Vec<Look> = Vec::new();
@@ -276,7 +281,7 @@ struct LevelFound {
     root_failure: Option<Failure>,
     stats: Stats,
     /// The first candidate in order (the move of last resort).
-    first: Move,
+    first: GameMove,
     cancelled: bool,
 }
 
@@ -295,9 +300,9 @@ impl LevelFound {
 /// score) on one of the `candidates` (it may not, under `go
 /// searchmoves`): the reference fortification weighs, and a level's move
 /// when its pass was cut short.
-fn finished_root(root: Option<&Report>, candidates: &[Candidate]) -> Option<(Move, Value)> {
+fn finished_root(root: Option<&Report>, candidates: &[Candidate]) -> Option<(GameMove, Value)> {
     root.filter(|r| !r.stopped)
-        .and_then(|r| Some((r.best, r.score?)))
+        .and_then(|r| Some((r.best?, r.score?)))
         .filter(|(m, _)| candidates.iter().any(|c| c.mv == *m))
 }
 
@@ -308,8 +313,8 @@ fn finished_root(root: Option<&Report>, candidates: &[Candidate]) -> Option<(Mov
 async fn first_level<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
-    prefix: &[Move],
-    candidates: &[Move],
+    prefix: &[GameMove],
+    candidates: &[GameMove],
     limit: ChildLimit,
     root_limit: Option<ChildLimit>,
     settings: Settings,
@@ -493,7 +498,11 @@ async fn expand<C: Children>(
     let mut cut = false;
     // The paths (indices level by level) of the level above's positions.
     let mut above: Vec<Vec<usize>> = (0..candidates.len()).map(|i| vec![i]).collect();
-    while levels < settings.lookahead.levels() {
+    // A deeper level lists the moves of positions inside the lookahead:
+    // only where mpcmc knows the rules (a game by a child's rules stops
+    // at the first level).
+    let deeper = game.position().is_some();
+    while deeper && levels < settings.lookahead.levels() {
         if cancel.is_cancelled() {
             cut = true;
             break;
@@ -507,9 +516,9 @@ async fn expand<C: Children>(
         let mut tasks = JoinSet::new();
         for (job, path) in chosen.iter().enumerate() {
             let prefix = line_to(candidates, path);
-            let mut at = game.position().clone();
-            prefix.iter().for_each(|&m| at.play_unchecked(m));
-            let moves: Vec<Move> = at.legal_moves().into_iter().collect();
+            let moves: Vec<GameMove> = game.after(&prefix).map_or_else(Vec::new, |at| {
+                at.legal_moves().into_iter().map(GameMove::Board).collect()
+            });
             let (children, game, cancel) = (children.clone(), game.clone(), level_cancel.clone());
             tasks.spawn(async move {
                 let level = first_level(
@@ -595,7 +604,7 @@ fn node_mut<'a>(candidates: &'a mut [Candidate], path: &[usize]) -> &'a mut Cand
 
 /// The moves from the root to the position after the candidate at `path`
 /// and its predicted reply.
-fn line_to(candidates: &[Candidate], path: &[usize]) -> Vec<Move> {
+fn line_to(candidates: &[Candidate], path: &[usize]) -> Vec<GameMove> {
     (1..=path.len())
         .flat_map(|n| {
             let c = node(candidates, &path[..n]);
@@ -639,8 +648,8 @@ fn back_up(c: &mut Candidate) {
 async fn evaluate<C: Children>(
     children: &C,
     game: Arc<Game>,
-    prefix: &[Move],
-    mv: Move,
+    prefix: &[GameMove],
+    mv: GameMove,
     settings: Settings,
     limit: ChildLimit,
     cancel: CancellationToken,
@@ -672,10 +681,19 @@ async fn evaluate<C: Children>(
                 return candidate;
             }
             Ok(report) => {
-                candidate.reply = Some(report.best);
+                // No reply: the game ended after our move by a child's
+                // rules, and its score says how.
+                let Some(reply) = report.best else {
+                    let t = Terminal::Variant(Value::end_of(report.score));
+                    candidate.terminal = Some(t);
+                    candidate.value = Some((-Value::of(t)).from_child(1));
+                    candidate.calls.push(report);
+                    return candidate;
+                };
+                candidate.reply = Some(reply);
                 candidate.reply_value = report.score.map(|s| (-s).from_child(1));
                 reply_exact = report.exact;
-                line.push(report.best);
+                line.push(reply);
                 candidate.calls.push(report);
             }
             Err(e) => {
@@ -737,7 +755,7 @@ fn choose(
     root: Option<Report>,
     settings: Settings,
     stats: Stats,
-    first: Move,
+    first: GameMove,
     cancelled: bool,
     drawn: Option<Choice>,
 ) -> Decision {
@@ -847,21 +865,22 @@ mod tests {
             .unwrap_or_else(|| panic!("no candidate {mv}"))
     }
 
-    fn key(line: &[Move]) -> String {
+    fn key(line: &[GameMove]) -> String {
         line.iter()
-            .map(|m| UciMove::from_standard(*m).to_string())
+            .map(|m| m.to_string())
             .collect::<Vec<_>>()
             .join(" ")
     }
 
     fn report(pos: &impl Position, best: &str, score: i32) -> Report {
         let best = best
-            .parse::<UciMove>()
+            .parse::<shakmaty::uci::UciMove>()
             .expect("uci")
             .to_move(pos)
-            .expect("scripted move is legal");
+            .expect("scripted move is legal")
+            .into();
         Report {
-            best,
+            best: Some(best),
             extra: Extra::default(),
             score: Some(Value::cp(score)),
             pv: vec![best],
@@ -920,7 +939,7 @@ mod tests {
             if let Ok(mut limits) = self.limits.lock() {
                 limits.push((q.role, q.limit));
             }
-            let pos = q.position();
+            let pos = q.position().expect("a board game");
             if self.fail.contains(&k) {
                 return Err(ScriptedFailure::fault(format!("scripted failure at '{k}'")));
             }
@@ -936,13 +955,10 @@ mod tests {
                 Role::Opponent => {
                     let reply = self.replies.get(&k).copied().unwrap_or_else(|| {
                         // Any legal move, deterministically.
-                        let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
+                        let mut moves: Vec<GameMove> =
+                            pos.legal_moves().into_iter().map(GameMove::Board).collect();
                         sort_candidates(&mut moves);
-                        Box::leak(
-                            UciMove::from_standard(moves[0])
-                                .to_string()
-                                .into_boxed_str(),
-                        )
+                        Box::leak(moves[0].to_string().into_boxed_str())
                     });
                     // Its own score of the position, from its side.
                     let s = self.scores.get(&k).copied().unwrap_or(0);
@@ -955,7 +971,7 @@ mod tests {
                             score: None,
                             stopped: true,
                             depth: 0,
-                            ..report(&pos, &UciMove::from_standard(first).to_string(), 0)
+                            ..report(&pos, &first.to_string(), 0)
                         });
                     }
                     let (m, s) = self
@@ -969,9 +985,10 @@ mod tests {
                         .or(self.scores.get(&k))
                         .copied()
                         .unwrap_or(-500);
-                    let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
+                    let mut moves: Vec<GameMove> =
+                        pos.legal_moves().into_iter().map(GameMove::Board).collect();
                     sort_candidates(&mut moves);
-                    let m = UciMove::from_standard(moves[0]).to_string();
+                    let m = moves[0].to_string();
                     Ok(Report {
                         exact: self.exact.contains(&k),
                         ..report(&pos, &m, s)
@@ -985,22 +1002,17 @@ mod tests {
         Arc::new(Game::from_fen(fen, CastlingMode::Standard).expect("test fen"))
     }
 
-    fn moves(g: &Game, names: &[&str]) -> Vec<Move> {
+    fn moves(g: &Game, names: &[&str]) -> Vec<GameMove> {
         names
             .iter()
-            .map(|n| {
-                n.parse::<UciMove>()
-                    .expect("uci")
-                    .to_move(g.position())
-                    .expect("legal")
-            })
+            .map(|n| g.read_after(&[], &n.parse().expect("uci")).expect("legal"))
             .collect()
     }
 
     async fn run(
         children: Scripted,
         g: &Arc<Game>,
-        cands: &[Move],
+        cands: &[GameMove],
         settings: Settings,
     ) -> Decision {
         let mut seen = Vec::new();
@@ -1126,7 +1138,7 @@ mod tests {
     async fn decide_at(
         children: Scripted,
         g: &Arc<Game>,
-        cands: &[Move],
+        cands: &[GameMove],
         level: Level,
         random: u64,
     ) -> (Decision, usize) {

@@ -17,7 +17,8 @@ pub mod tablebase;
 
 use std::{fmt, future::Future, sync::Arc, time::Duration};
 
-use shakmaty::{Move, Position, variant::VariantPosition};
+use mpcmc_protocol::GameMove;
+use shakmaty::variant::VariantPosition;
 use tokio_util::sync::CancellationToken;
 
 pub use budget::ChildLimit;
@@ -53,7 +54,7 @@ pub struct Query {
     pub role: Role,
     pub game: Arc<Game>,
     /// Legal moves from the game's current position.
-    pub line: Vec<Move>,
+    pub line: Vec<GameMove>,
     pub limit: ChildLimit,
     /// Where the search's iterations go as they complete, when someone
     /// shows them (a search that is the whole decision).
@@ -113,12 +114,9 @@ impl Query {
     }
 
     /// The position the child searches.
-    pub fn position(&self) -> VariantPosition {
-        let mut pos = self.game.position().clone();
-        for m in &self.line {
-            pos.play_unchecked(*m);
-        }
-        pos
+    /// `None` in a game by a child's rules.
+    pub fn position(&self) -> Option<VariantPosition> {
+        self.game.after(&self.line)
     }
 }
 
@@ -158,7 +156,7 @@ pub struct Progress {
     /// From the side to move in the queried position.
     pub score: Option<Value>,
     pub nodes: u64,
-    pub pv: Vec<Move>,
+    pub pv: Vec<GameMove>,
     /// With [`ProgressSink::lines`] above 1, the iteration's next best
     /// root moves (the child's own `multipv` 2, 3, …), best first.
     pub others: Vec<PvOf>,
@@ -169,7 +167,7 @@ pub struct Progress {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PvOf {
     pub score: Option<Value>,
-    pub pv: Vec<Move>,
+    pub pv: Vec<GameMove>,
 }
 
 /// Receives a search's [`Progress`] (on whatever thread the child reports
@@ -208,7 +206,10 @@ impl fmt::Debug for ProgressSink {
 /// side that talks to the child).
 #[derive(Debug, Clone)]
 pub struct Report {
-    pub best: Move,
+    /// `None`: the position has no move, in a game by a child's rules
+    /// (where mpcmc knows them, no child is asked about a finished game);
+    /// `score` says how it ended for the side to move.
+    pub best: Option<GameMove>,
     /// What its last `info` said besides depth, score and nodes.
     pub extra: Extra,
     /// Last exact score (a bound only when no exact score came), from the side
@@ -218,7 +219,7 @@ pub struct Report {
     /// An external child's starts with `best`, its `bestmove … ponder` move
     /// completing a line of one move; [`Report::line`] checks the first
     /// move for the others.
-    pub pv: Vec<Move>,
+    pub pv: Vec<GameMove>,
     pub depth: u32,
     pub nodes: u64,
     /// From `go` written to `bestmove` read.
@@ -237,12 +238,11 @@ pub struct Report {
 
 impl Report {
     /// The child's line from the queried position: its pv when that starts
-    /// with `best`, else `best` alone.
-    pub fn line(&self) -> Vec<Move> {
-        if self.pv.first() == Some(&self.best) {
-            self.pv.clone()
-        } else {
-            vec![self.best]
+    /// with `best`, else `best` alone; empty where the game had ended.
+    pub fn line(&self) -> Vec<GameMove> {
+        match self.best {
+            Some(best) if self.pv.first() == Some(&best) => self.pv.clone(),
+            best => best.into_iter().collect(),
         }
     }
 }

@@ -29,7 +29,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{Move, Position};
+use mpcmc_protocol::GameMove;
 use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
@@ -45,7 +45,7 @@ use crate::mpc::{
 /// How wide the positions a deeper level expands are, estimated: the legal
 /// moves at the root (more than the `candidates` under `go searchmoves`).
 pub fn branching(game: &Game, candidates: usize) -> usize {
-    game.position().legal_moves().len().max(candidates)
+    game.legal_moves().len().max(candidates)
 }
 
 /// The rounds a decision over `moves` candidates takes to halve down to
@@ -158,7 +158,7 @@ pub struct RoundPlan {
     /// The evaluator's move here as an earlier decision found it (its leaf
     /// search of this very position, when the game went as predicted): the
     /// anchor until the root search names one.
-    pub anchor_hint: Option<Move>,
+    pub anchor_hint: Option<GameMove>,
     /// Under a clock, when to stop starting rounds; read after every round,
     /// so a clock that starts later (`ponderhit`) counts from then.
     pub clock: ClockCell,
@@ -335,7 +335,7 @@ impl Noise {
     /// level expanded in one round and not in the other would otherwise
     /// count its change of depth as noise).
     fn learn(&mut self, earlier: &[Candidate], later: &[Candidate], limit: ChildLimit) {
-        let value = |cs: &[Candidate], m: Move| {
+        let value = |cs: &[Candidate], m: GameMove| {
             cs.iter()
                 .find(|c| c.mv == m)
                 .and_then(|c| c.shallow.or(c.value)?.centipawns())
@@ -355,13 +355,13 @@ impl Noise {
 }
 
 /// The best valued candidate and its value; ties go to the first in order.
-fn best_of(candidates: &[Candidate]) -> Option<(Move, Value)> {
+fn best_of(candidates: &[Candidate]) -> Option<(GameMove, Value)> {
     let c = &candidates[best_valued(candidates)?];
     Some((c.mv, c.value?))
 }
 
 /// The value of `m` among `candidates`, when it has one.
-fn value_of(candidates: &[Candidate], m: Move) -> Option<Value> {
+fn value_of(candidates: &[Candidate], m: GameMove) -> Option<Value> {
     candidates.iter().find(|c| c.mv == m).and_then(|c| c.value)
 }
 
@@ -389,7 +389,12 @@ enum Standing {
     Open,
 }
 
-fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: bool) -> Standing {
+fn judge(
+    candidates: &[Candidate],
+    anchor: Option<GameMove>,
+    margin: i32,
+    changed: bool,
+) -> Standing {
     let (Some(a), Some((b, vb))) = (anchor, best_of(candidates)) else {
         return Standing::Open;
     };
@@ -414,7 +419,7 @@ fn judge(candidates: &[Candidate], anchor: Option<Move>, margin: i32, changed: b
 
 /// Whether the best of `candidates` is not `anchor` and beats it by
 /// `margin` (a deviation, which the deep check must confirm).
-fn deviates(candidates: &[Candidate], anchor: Option<Move>, margin: i32) -> bool {
+fn deviates(candidates: &[Candidate], anchor: Option<GameMove>, margin: i32) -> bool {
     match (anchor, best_of(candidates)) {
         (Some(a), Some((b, vb))) if a != b => {
             value_of(candidates, a).is_some_and(|va| fortify(vb, va, margin) == Verdict::Lookahead)
@@ -435,7 +440,7 @@ fn deviates(candidates: &[Candidate], anchor: Option<Move>, margin: i32) -> bool
 pub async fn decide_in_rounds<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
-    candidates: &[Move],
+    candidates: &[GameMove],
     plan: RoundPlan,
     settings: Settings,
     noise: &Mutex<Noise>,
@@ -477,14 +482,14 @@ pub async fn decide_in_rounds<C: Children>(
     let anchor_now = || {
         root_seen
             .get()
-            .map(|r| r.best)
+            .and_then(|r| r.best)
             .or(plan.anchor_hint)
             .filter(|m| candidates.contains(m))
     };
 
     // The latest estimate of every root move, and the nodes spent on it.
-    let mut latest: HashMap<Move, Candidate> = HashMap::new();
-    let mut spent: HashMap<Move, u64> = HashMap::new();
+    let mut latest: HashMap<GameMove, Candidate> = HashMap::new();
+    let mut spent: HashMap<GameMove, u64> = HashMap::new();
     // What the lookahead used of its node total: every call's nodes, or
     // on virtual lanes the busiest lane's of each round.
     let mut used = 0u64;
@@ -493,7 +498,7 @@ pub async fn decide_in_rounds<C: Children>(
     let mut stats = Stats::default();
     let mut factor = 1u32;
     let mut rounds = 0;
-    let mut last_best: Option<Move> = None;
+    let mut last_best: Option<GameMove> = None;
     for number in 1..=plan.max_rounds.max(1) {
         if number > 1
             && let Some(a) = anchor_now()
@@ -646,7 +651,7 @@ pub async fn decide_in_rounds<C: Children>(
     decision.evaluator_choice = decision
         .root
         .as_ref()
-        .and_then(|r| Some((r.best, r.score?)))
+        .and_then(|r| Some((r.best?, r.score?)))
         .filter(|(m, _)| candidates.contains(m));
     let margin = margin(noise, kept_limit, settings);
     let plies = settings.lookahead.plies();
@@ -688,7 +693,7 @@ pub async fn decide_in_rounds<C: Children>(
         per_move.iter().take(3).sum()
     };
     let mut all: Vec<Candidate> = latest.into_values().collect();
-    all.sort_by_cached_key(|c| shakmaty::uci::UciMove::from_standard(c.mv).to_string());
+    all.sort_by_cached_key(|c| c.mv.to_string());
     decision.candidates = all;
     if let Some((mv, rule)) = choice {
         decision.play(mv, rule, plies);
@@ -768,7 +773,7 @@ impl Check {
 async fn check_deviation<C: Children>(
     children: &C,
     game: &Arc<Game>,
-    (b, vb): (Move, Value),
+    (b, vb): (GameMove, Value),
     root: &Report,
     left: Option<u64>,
     cancel: &CancellationToken,
@@ -858,12 +863,12 @@ async fn root_searches<C: Children>(
 
 /// The better half (rounded up, at least two) of a round's candidates by
 /// value, in candidate order; candidates without a value go last.
-fn survivors(candidates: &[Candidate]) -> Vec<Move> {
+fn survivors(candidates: &[Candidate]) -> Vec<GameMove> {
     let keep = next_size(candidates.len());
     let mut ranked: Vec<&Candidate> = candidates.iter().collect();
     // Stable: equal values keep root order.
     ranked.sort_by_key(|c| std::cmp::Reverse(c.value));
-    let chosen: Vec<Move> = ranked.iter().take(keep).map(|c| c.mv).collect();
+    let chosen: Vec<GameMove> = ranked.iter().take(keep).map(|c| c.mv).collect();
     candidates
         .iter()
         .map(|c| c.mv)
@@ -877,7 +882,7 @@ mod tests {
 
     use crate::mpc::Lookahead;
 
-    use shakmaty::{CastlingMode, Position, uci::UciMove};
+    use shakmaty::{CastlingMode, Position};
 
     use super::*;
     use crate::mpc::{ChildFault, Query, Report, Role, Value};
@@ -914,19 +919,14 @@ mod tests {
         type Error = Never;
         async fn search(&self, q: Query, _: CancellationToken) -> Result<Report, Never> {
             if let Ok(mut asked) = self.asked.lock() {
-                let first = q
-                    .line
-                    .first()
-                    .map(|m| UciMove::from_standard(*m).to_string());
+                let first = q.line.first().map(|m| m.to_string());
                 asked.push((q.role, q.line.len(), first, q.limit));
             }
-            let pos = q.position();
-            let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
+            let pos = q.position().expect("a board game");
+            let mut moves: Vec<GameMove> =
+                pos.legal_moves().into_iter().map(GameMove::Board).collect();
             sort_candidates(&mut moves);
-            let key = q
-                .line
-                .first()
-                .map(|m| UciMove::from_standard(*m).to_string());
+            let key = q.line.first().map(|m| m.to_string());
             let score = match (q.role, q.line.len(), key) {
                 // From the opponent's side: the deep check.
                 (Role::Evaluator, 1, Some(k)) => -self.deep.get(&k).copied().unwrap_or(0),
@@ -934,7 +934,7 @@ mod tests {
                 _ => 0,
             };
             Ok(Report {
-                best: moves[0],
+                best: Some(moves[0]),
                 extra: Default::default(),
                 score: Some(Value::cp(score)),
                 pv: vec![moves[0]],
@@ -953,13 +953,11 @@ mod tests {
         }
     }
 
-    fn moves(game: &Game, names: &[&str]) -> Vec<Move> {
+    fn moves(game: &Game, names: &[&str]) -> Vec<GameMove> {
         names
             .iter()
             .map(|n| {
-                n.parse::<UciMove>()
-                    .ok()
-                    .and_then(|u| u.to_move(game.position()).ok())
+                game.read_after(&[], &n.parse().expect("uci"))
                     .expect("legal")
             })
             .collect()
@@ -1062,15 +1060,14 @@ mod tests {
         assert_eq!(d.spread.map(|s| s.rounds), Some(3));
         // e2e4 leads the anchor by 45 cp in the last round: less than the
         // margin (about twice the prior 30 cp spread), so the anchor stays.
-        assert_eq!(UciMove::from_standard(d.best).to_string(), "a2a3");
+        assert_eq!(d.best.to_string(), "a2a3");
         assert_eq!(d.rule, Rule::Fortified);
         // Shown with the root search's line and value: what kept it.
         assert_eq!((d.value, d.stats.depth), (Some(Value::cp(0)), 3));
         assert_eq!(d.pv, [d.best]);
         assert!(d.ponder.is_some(), "the nominal opponent's reply");
         assert_eq!(
-            d.lookahead_choice
-                .map(|(m, v)| (UciMove::from_standard(m).to_string(), v)),
+            d.lookahead_choice.map(|(m, v)| (m.to_string(), v)),
             Some(("e2e4".to_owned(), Value::cp(50)))
         );
     }
@@ -1078,7 +1075,7 @@ mod tests {
     #[tokio::test]
     async fn the_lookahead_deviates_from_the_anchor_by_more_than_the_margin() {
         let (d, _, asked) = rounds_over([5, 10, 15, 40, 100, 1, 30, 2]).await;
-        assert_eq!(UciMove::from_standard(d.best).to_string(), "e2e4");
+        assert_eq!(d.best.to_string(), "e2e4");
         assert_eq!(d.rule, Rule::Lookahead);
         assert_eq!(d.value, Some(Value::cp(100)));
         let margin = d.spread.map(|s| s.margin).unwrap_or_default();
@@ -1112,7 +1109,7 @@ mod tests {
         // finds it 21 cp below the root search's value of its own move.
         let refuted = [("e2e4", -CHECK_TOLERANCE - 1)];
         let (d, _, _) = rounds_with([5, 10, 15, 40, 100, 1, 30, 2], true, None, &refuted).await;
-        assert_eq!(UciMove::from_standard(d.best).to_string(), "a2a3");
+        assert_eq!(d.best.to_string(), "a2a3");
         assert_eq!(d.rule, Rule::Refuted);
         assert_eq!(d.value, Some(Value::cp(0)), "the root search's value");
         let check = d.spread.and_then(|s| s.check);
@@ -1137,7 +1134,7 @@ mod tests {
         let game = Arc::new(Game::default());
         let children = Valued::default();
         let root = Report {
-            best: moves(&game, &["a2a3"])[0],
+            best: Some(moves(&game, &["a2a3"])[0]),
             extra: Default::default(),
             score: Some(Value::cp(0)),
             pv: Vec::new(),
@@ -1206,7 +1203,7 @@ mod tests {
             "no root search"
         );
         // Without fortification the lookahead's choice is played.
-        assert_eq!(UciMove::from_standard(d.best).to_string(), "e2e4");
+        assert_eq!(d.best.to_string(), "e2e4");
     }
 
     #[test]
@@ -1274,7 +1271,7 @@ mod tests {
     #[test]
     fn noise_compares_first_level_values() {
         let game = Game::default();
-        let moves: Vec<Move> = game.position().legal_moves().into_iter().take(2).collect();
+        let moves: Vec<GameMove> = game.legal_moves().into_iter().take(2).collect();
         let valued = |mv, cp, shallow: Option<i32>| Candidate {
             value: Some(Value::cp(cp)),
             shallow: shallow.map(Value::cp),

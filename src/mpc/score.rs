@@ -42,6 +42,17 @@ impl Value {
         }
     }
 
+    /// How a finished game ended for the side to move, from a child's
+    /// score of the position (a game by a child's rules: `mate 0` lost,
+    /// anything short of a mate drawn); `None` scored as a draw.
+    pub fn end_of(score: Option<Value>) -> VariantEnd {
+        match score {
+            Some(v) if v.is_mate() && v.0 < 0 => VariantEnd::Lost,
+            Some(v) if v.is_mate() => VariantEnd::Won,
+            _ => VariantEnd::Drawn,
+        }
+    }
+
     pub fn cp(cp: i32) -> Value {
         Value(cp.clamp(-CP_LIMIT, CP_LIMIT))
     }

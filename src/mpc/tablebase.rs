@@ -16,6 +16,7 @@
 use std::{cmp::Ordering, sync::Arc, time::Duration};
 
 use mpcmc_builtin::syzygy::{self, Syzygy};
+use mpcmc_protocol::GameMove;
 use shakmaty::{Chess, Move, Position, variant::VariantPosition};
 use shakmaty_syzygy::AmbiguousWdl;
 use tokio_util::sync::CancellationToken;
@@ -132,12 +133,13 @@ impl<C> Tabled<C> {
             // Not even a capture at every move of the line brings it in.
             return None;
         }
-        let VariantPosition::Chess(pos) = query.position() else {
+        let Some(VariantPosition::Chess(pos)) = query.position() else {
             return None;
         };
         let (best, value) = tables.best_move(&pos)?;
+        let best = GameMove::Board(best);
         Some(Report {
-            best,
+            best: Some(best),
             extra: Extra {
                 tbhits: Some(1),
                 ..Extra::default()

@@ -5,9 +5,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use shakmaty::{Move, Position};
+use mpcmc_protocol::GameMove;
 
-use crate::mpc::{Decision, Game, game, level::Rng};
+use crate::mpc::{Decision, Game, level::Rng};
 
 /// What the move played predicted: the position after it, the one the game
 /// reaches if the opponent replies as the nominal opponent said, and the
@@ -18,7 +18,7 @@ pub struct Seed {
     after_ours: u64,
     /// The same of the position after the predicted reply.
     position: u64,
-    best: Option<Move>,
+    best: Option<GameMove>,
     /// The reply to it was counted (a `go` that ends without a decision
     /// leaves the seed for the next one, which must not count it again).
     counted: bool,
@@ -30,14 +30,10 @@ impl Seed {
     fn of(game: &Game, d: &Decision) -> Option<Seed> {
         let c = d.candidates.iter().find(|c| c.mv == d.best)?;
         let reply = c.reply?;
-        let mut pos = game.position().clone();
-        pos.play_unchecked(c.mv);
-        let after_ours = game::hash(&pos);
-        pos.play_unchecked(reply);
         Some(Seed {
-            after_ours,
-            position: game::hash(&pos),
-            best: c.leaf.as_ref().map(|leaf| leaf.best),
+            after_ours: game.hash_after(&[c.mv]),
+            position: game.hash_after(&[c.mv, reply]),
+            best: c.leaf.as_ref().and_then(|leaf| leaf.best),
             counted: false,
         })
     }
@@ -112,10 +108,10 @@ impl Carry {
     /// The evaluator's move at `game`'s position as the previous decision
     /// found it, if the game went as it predicted and the move is among
     /// `candidates`.
-    pub fn anchor_hint(&self, game: &Game, candidates: &[Move]) -> Option<Move> {
+    pub fn anchor_hint(&self, game: &Game, candidates: &[GameMove]) -> Option<GameMove> {
         let seed = self.seed?;
         let best = seed.best?;
-        (seed.position == game::hash(game.position()) && candidates.contains(&best)).then_some(best)
+        (seed.position == game.hash_after(&[]) && candidates.contains(&best)).then_some(best)
     }
 
     /// The next random number of the game's draws: from `seed` (the option)
@@ -151,10 +147,10 @@ mod tests {
 
     /// The seed a decision at `at` playing `ours`, with `reply` predicted
     /// and `best` the evaluator's move after it, leaves.
-    fn seed(at: &[&str], ours: &str, reply: &str, best: Option<Move>) -> Seed {
+    fn seed(at: &[&str], ours: &str, reply: &str, best: Option<GameMove>) -> Seed {
         let after = |moves: &[&str]| {
             let line: Vec<&str> = at.iter().copied().chain(moves.iter().copied()).collect();
-            game::hash(game(&line).position())
+            game(&line).hash_after(&[])
         };
         Seed {
             after_ours: after(&[ours]),
@@ -199,7 +195,7 @@ mod tests {
     #[test]
     fn the_anchor_hint_holds_only_where_the_prediction_came_true() {
         let g = game(&["e2e4", "e7e5"]);
-        let best = g.position().legal_moves()[0];
+        let best = g.legal_moves()[0];
         let carry = Carry {
             seed: Some(seed(&[], "e2e4", "e7e5", Some(best))),
             ..Carry::default()

@@ -15,10 +15,11 @@ use mpcmc_builtin::go as builtin_go;
 use mpcmc_builtin::syzygy::Syzygy;
 use mpcmc_protocol::{
     OptionSpec, OptionType,
+    game::Rules,
     output::Output,
     session::{self, Opened, Searcher},
 };
-use shakmaty::{CastlingMode, variant::Variant};
+use shakmaty::CastlingMode;
 use tokio::task::JoinHandle;
 
 use crate::{
@@ -56,7 +57,7 @@ pub struct Meta {
     /// The level last said to be played at full strength.
     said_full_strength: Option<Level>,
     /// The variant the levels were last said to be uncalibrated in.
-    said_uncalibrated_in: Option<Variant>,
+    said_uncalibrated_in: Option<Rules>,
     /// The pool whose children refused its `UCI_Variant` was said to
     /// (by its configuration): said once.
     said_refused: Option<PoolConfig>,
@@ -95,8 +96,12 @@ impl Meta {
             return false;
         };
         if self.said_refused.as_ref() != Some(pool.config()) {
+            let who = match self.options.variant.board() {
+                Some(_) => "the built-in engine plays it alone",
+                None => "no engine here plays it: every go is answered bestmove (none)",
+            };
             out.info_string(format!(
-                "UCI_Variant {} refused by the children: {why}; the built-in engine plays it alone",
+                "UCI_Variant {} refused by the children: {why}; {who}",
                 self.options.variant
             ));
             self.said_refused = Some(pool.config().clone());
@@ -162,7 +167,7 @@ impl Meta {
         }
         self.said_full_strength = full;
         let variant = self.options.variant;
-        if variant != Variant::Chess && self.said_uncalibrated_in != Some(variant) {
+        if variant != Rules::default() && self.said_uncalibrated_in != Some(variant) {
             out.info_string(format!(
                 "UCI_Elo is calibrated in chess only: in {variant} the levels play with \
                  chess's budgets and draws, uncalibrated"
@@ -292,7 +297,7 @@ impl Searcher for Meta {
         self.options.castling_mode()
     }
 
-    fn variant(&self) -> Variant {
+    fn rules(&self) -> Rules {
         self.options.variant
     }
 
@@ -333,7 +338,7 @@ impl Searcher for Meta {
         // A position read before `UCI_Variant` changed, or children that
         // refused the variant: the built-in engine, which plays every
         // variant offered, answers.
-        let game_variant = request.game.variant();
+        let game_variant = request.game.rules();
         let children = if game_variant == self.options.variant {
             self.pool(&request.out)
                 .filter(|pool| !self.refused(pool, &request.out))

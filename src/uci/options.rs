@@ -5,7 +5,7 @@
 //! Each option is also a command-line flag, lc0 style: `ChildNodes` is
 //! `--child-nodes=2000`; flags are applied before any `setoption`.
 
-use mpcmc_protocol::{EMPTY, OptionSpec, OptionType, UciOpponent};
+use mpcmc_protocol::{EMPTY, OptionSpec, OptionType, UciOpponent, game::Rules};
 use shakmaty::{CastlingMode, variant::Variant};
 
 use crate::{
@@ -78,15 +78,36 @@ pub struct EngineAlone(pub Options);
 impl mpcmc_builtin::uci::Settings for EngineAlone {
     type Error = OptionError;
 
+    /// The meta-engine's table, but `UCI_Variant` offers only the games
+    /// the built-in engine knows the rules of.
     fn declared(&self) -> Vec<OptionSpec> {
-        Options::specs(true)
+        let mut specs = Options::specs(true);
+        for spec in &mut specs {
+            if let OptionType::Combo { vars, .. } = &mut spec.kind
+                && spec.name == "UCI_Variant"
+            {
+                vars.retain(|v| Rules::from_uci(v).is_some_and(|r| r.board().is_some()));
+            }
+        }
+        specs
     }
 
     fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), OptionError> {
         if !Options::standalone_declares(name) {
             return Err(OptionError::Unknown(name.to_owned()));
         }
-        self.0.set(name, value)
+        let before = self.0.variant;
+        self.0.set(name, value)?;
+        if self.0.variant.board().is_none() {
+            self.0.variant = before;
+            return Err(OptionError::BadValue {
+                name: "UCI_Variant".to_owned(),
+                value: value.unwrap_or_default().to_owned(),
+                expected: "a game the built-in engine plays (chess or a lichess variant)"
+                    .to_owned(),
+            });
+        }
+        Ok(())
     }
 
     fn hash_mb(&self) -> usize {
@@ -106,7 +127,7 @@ impl mpcmc_builtin::uci::Settings for EngineAlone {
     }
 
     fn variant(&self) -> Variant {
-        self.0.variant
+        self.0.variant.board().unwrap_or_default()
     }
 
     fn syzygy(&self) -> (String, bool) {
@@ -160,7 +181,7 @@ pub struct Options {
     pub chess960: bool,
     /// `UCI_Variant`: the game played; every child must offer it (else
     /// the built-in engine plays it alone).
-    pub variant: Variant,
+    pub variant: Rules,
     pub log_file: String,
     pub trace_file: String,
     /// `UCI_LimitStrength`: play at `UCI_Elo` ([`Options::level`]).
@@ -229,7 +250,7 @@ impl Default for Options {
             show_decisions: false,
             show_wdl: false,
             chess960: false,
-            variant: Variant::Chess,
+            variant: Rules::default(),
             log_file: String::new(),
             trace_file: String::new(),
             limit_strength: false,
@@ -538,14 +559,14 @@ const TABLE: [Def; 39] = [
     Def {
         name: "UCI_Variant",
         kind: || OptionType::Combo {
-            default: Variant::Chess.uci().to_owned(),
-            vars: Variant::ALL.map(|v| v.uci().to_owned()).to_vec(),
+            default: Rules::default().uci().to_owned(),
+            vars: Rules::all().map(|r| r.uci().to_owned()).collect(),
         },
         standalone: true,
         apply: |o, v| {
             let name = v.text().trim().to_ascii_lowercase();
-            o.variant = Variant::from_uci(&name).map_err(|_| {
-                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.uci()).collect();
+            o.variant = Rules::from_uci(&name).ok_or_else(|| {
+                let names: Vec<&str> = Rules::all().map(Rules::uci).collect();
                 format!("one of {}", names.join(", "))
             })?;
             Ok(())

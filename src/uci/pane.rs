@@ -28,8 +28,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mpcmc_protocol::{GameMove, MoveText};
 use mpcmc_protocol::{Info, output::Output};
-use shakmaty::{Move, uci::UciMove};
 
 use crate::{
     mpc::{Extra, Game, Progress, Value},
@@ -53,7 +53,7 @@ pub struct PvLine {
     pub depth: u32,
     pub value: Option<Value>,
     /// Starts with the root move.
-    pub pv: Vec<Move>,
+    pub pv: Vec<GameMove>,
     /// The rest its search said (`seldepth`, `hashfull`, `tbhits`, `wdl`).
     pub extra: Extra,
 }
@@ -69,7 +69,7 @@ struct Shown {
     /// last written.
     counted: Option<Instant>,
     /// The first line of the last set shown: its move and value.
-    last: Option<(Option<Move>, Option<Value>)>,
+    last: Option<(Option<GameMove>, Option<Value>)>,
 }
 
 struct Inner {
@@ -208,7 +208,7 @@ impl Pane {
             return;
         }
         shown.relayed = Some(Instant::now());
-        let line = |value, pv: &[Move], extra| PvLine {
+        let line = |value, pv: &[GameMove], extra| PvLine {
             depth: p.depth,
             value,
             pv: pv.to_vec(),
@@ -228,9 +228,9 @@ impl Pane {
     }
 
     /// `currmove`: the lookahead has valued its `done`-th root move.
-    pub fn currmove(&self, mv: Move, done: usize) {
+    pub fn currmove(&self, mv: GameMove, done: usize) {
         self.0.out.info(Info {
-            currmove: Some(UciMove::from_move(mv, self.0.game.castling_mode())),
+            currmove: Some(mv.text(self.0.game.castling_mode())),
             currmovenumber: u32::try_from(done).ok(),
             ..Info::default()
         });
@@ -255,10 +255,10 @@ impl Pane {
 
 /// A line of moves from the `game`'s position as the GUI reads it: up to
 /// the move that ends the game ([`Game::until_end`]).
-pub fn uci_line(game: &Game, line: &[Move]) -> Vec<UciMove> {
+pub fn uci_line(game: &Game, line: &[GameMove]) -> Vec<MoveText> {
     let castling = game.castling_mode();
     game.until_end(line)
         .iter()
-        .map(|m| UciMove::from_move(*m, castling))
+        .map(|m| m.text(castling))
         .collect()
 }

@@ -10,12 +10,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{Color, Move, Position};
+use shakmaty::Color;
 
-use mpcmc_protocol::{
-    Go,
-    game::{Game, hash},
-};
+use mpcmc_protocol::{GameMove, Go, game::Game};
 
 use crate::{children::pool::Recent, mpc::ChildLimit};
 
@@ -71,7 +68,7 @@ impl Lateness {
         let Some(last) = self.answered.take() else {
             return;
         };
-        let us = game.position().turn();
+        let us = game.turn();
         let follows = game.moves().len() == last.plies + 1
             && game.hashes().get(last.plies) == Some(&last.hash);
         if let (true, Some(now)) = (follows, go.clock_of(us).0) {
@@ -87,21 +84,26 @@ impl Lateness {
 
     /// Our answer `mv` in `game` to `go`, `took` after it arrived, `late`
     /// past its deadline (zero when in time, or without one).
-    pub fn on_answer(&mut self, game: &Game, go: &Go, mv: Move, took: Duration, late: Duration) {
+    pub fn on_answer(
+        &mut self,
+        game: &Game,
+        go: &Go,
+        mv: GameMove,
+        took: Duration,
+        late: Duration,
+    ) {
         self.past_deadline.add(late);
-        let us = game.position().turn();
+        let us = game.turn();
         let (left, inc) = go.clock_of(us);
-        self.answered = left.filter(|_| go.movestogo != Some(1)).map(|left| {
-            let mut after = game.position().clone();
-            after.play_unchecked(mv);
-            Answered {
+        self.answered = left
+            .filter(|_| go.movestogo != Some(1))
+            .map(|left| Answered {
                 plies: game.moves().len() + 1,
-                hash: hash(&after),
+                hash: game.hash_after(&[mv]),
                 left,
                 inc: inc.unwrap_or(0).max(0),
                 took,
-            }
-        });
+            });
     }
 
     /// What to keep back for it: the most a recent answer came past its
@@ -587,7 +589,10 @@ mod tests {
         )
         .unwrap();
         let e4 = "e2e4".parse::<shakmaty::uci::UciMove>().unwrap();
-        let e4 = e4.to_move(game.position()).unwrap();
+        let e4 = e4
+            .to_move(game.position().expect("a board game"))
+            .unwrap()
+            .into();
         let movetime = Go {
             movetime: Some(100),
             ..Go::default()
@@ -617,7 +622,7 @@ mod tests {
         let mut next = game.clone();
         next.push(e4);
         let e5 = "e7e5".parse::<shakmaty::uci::UciMove>().unwrap();
-        next.push(e5.to_move(next.position()).unwrap());
+        next.push(e5.to_move(next.position().expect("a board game")).unwrap());
         late.on_go(&next, &clock(750));
         assert_eq!(late.margin(), ms(2 + 50));
         // Only for the answer that led here: another game, or the same

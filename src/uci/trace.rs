@@ -12,7 +12,8 @@ use std::{io::Write, path::Path};
 
 use serde::{Deserialize, Serialize};
 
-use shakmaty::{CastlingMode, Move, uci::UciMove};
+use mpcmc_protocol::GameMove;
+use shakmaty::CastlingMode;
 
 use crate::{
     mpc::{Candidate, ChildLimit, Decision, Game, Settings, Value, rounds::Round},
@@ -270,11 +271,11 @@ pub fn look_text(
 struct Notation(CastlingMode);
 
 impl Notation {
-    fn one(&self, m: Move) -> String {
-        UciMove::from_move(m, self.0).to_string()
+    fn one(&self, m: GameMove) -> String {
+        m.text(self.0).to_string()
     }
 
-    fn all(&self, line: &[Move]) -> Vec<String> {
+    fn all(&self, line: &[GameMove]) -> Vec<String> {
         line.iter().map(|&m| self.one(m)).collect()
     }
 }
@@ -322,12 +323,13 @@ impl Trace {
     pub fn of(d: &Decision, cx: Context<'_>) -> Trace {
         let castling = cx.game.castling_mode();
         let n = Notation(castling);
-        let fen = match cx.game.start_fen() {
-            Some(fen) => fen.to_string(),
-            None => {
-                shakmaty::fen::Fen::from_position(cx.game.start(), shakmaty::EnPassantMode::Legal)
-                    .to_string()
+        let fen = match (cx.game.start_fen(), cx.game.start()) {
+            (Some(fen), _) => fen,
+            (None, Some(start)) => {
+                shakmaty::fen::Fen::from_position(start, shakmaty::EnPassantMode::Legal).to_string()
             }
+            // A game by a child's rules, from its variant's start.
+            (None, None) => "startpos".to_owned(),
         };
         let rounds = cx.rounds;
         let mut values: Vec<Value> = d.candidates.iter().filter_map(|c| c.value).collect();
@@ -376,7 +378,7 @@ impl Trace {
                 mv,
             }
         };
-        let choice = |c: Option<(Move, Value)>| {
+        let choice = |c: Option<(GameMove, Value)>| {
             c.map(|(m, v)| Choice {
                 mv: n.one(m),
                 value: v.into(),
@@ -387,7 +389,7 @@ impl Trace {
             fen,
             moves: n.all(cx.game.moves()),
             chess960: castling == CastlingMode::Chess960,
-            variant: cx.game.variant().uci().to_owned(),
+            variant: cx.game.rules().uci().to_owned(),
             go: cx.go,
             lookahead: cx.settings.lookahead.to_string(),
             reply_weight: if cx.settings.lookahead.plies() == 2 && d.levels > 0 {
@@ -402,7 +404,7 @@ impl Trace {
             candidates: d.candidates.iter().map(candidate).collect(),
             rounds,
             evaluator: d.root.as_ref().map(|r| RootTrace {
-                mv: n.one(r.best),
+                mv: r.best.map_or_else(|| "(none)".to_owned(), |b| n.one(b)),
                 value: r.score.map(Score::from),
                 depth: r.depth,
                 nodes: r.nodes,

@@ -14,8 +14,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mpcmc_protocol::{Go, Info, game::Game, output::Output};
-use shakmaty::{Move, Position, uci::UciMove};
+use mpcmc_protocol::{GameMove, Go, Info, MoveText, game::Game, output::Output};
+use shakmaty::{Move, Position};
 use tokio_util::sync::CancellationToken;
 
 use crate::{Engine, Limits, Outcome, Progress, StopOnDrop, syzygy::Syzygy};
@@ -43,32 +43,33 @@ pub struct BuiltinGo {
 /// Runs the `go` to its one `bestmove`.
 pub async fn run(req: BuiltinGo) {
     let outcome = search(&req).await;
-    let pos = req.game.position();
     // Only a finished game has no move; a search that failed otherwise is
     // still answered with a legal move.
     let best = outcome
         .as_ref()
         .and_then(|o| o.best)
-        .or_else(|| pos.legal_moves().first().copied());
+        .map(GameMove::Board)
+        .or_else(|| req.game.legal_moves().first().copied());
     let ponder = outcome.as_ref().and_then(|o| o.ponder);
     req.out
-        .bestmove(pos, best, ponder, req.game.castling_mode());
+        .bestmove(&req.game, best, ponder.map(GameMove::Board));
 }
 
 /// Searches the `go`, writing an `info` line for every completed iteration;
 /// under `go infinite` and `go ponder` returns only after `stop`/`ponderhit`.
-/// `None` when the search task failed.
+/// `None` when the search task failed, or the game is not one the
+/// built-in engine knows the rules of.
 pub async fn search(req: &BuiltinGo) -> Option<Outcome> {
-    let pos = req.game.position().clone();
+    let pos = req.game.position()?.clone();
     let castling = req.game.castling_mode();
     // Set when this search ends, however it ends (also when aborted).
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = stop.0.clone();
     let mut limits = Limits::from_go(&req.go, pos.turn(), req.overhead);
     for uci in &req.go.searchmoves {
-        match uci.to_move(&pos) {
-            Ok(m) => limits.searchmoves.push(m),
-            Err(_) => req
+        match uci.uci().and_then(|u| u.to_move(&pos).ok()) {
+            Some(m) => limits.searchmoves.push(m),
+            None => req
                 .out
                 .info_string(format!("searchmoves: '{uci}' is not legal here; ignored")),
         }
@@ -171,11 +172,7 @@ fn info(p: &Progress, castling: shakmaty::CastlingMode, started: Instant) -> Inf
         depth: Some(p.depth),
         seldepth: Some(p.seldepth),
         score: Some(p.score),
-        pv: p
-            .pv
-            .iter()
-            .map(|m| UciMove::from_move(*m, castling))
-            .collect(),
+        pv: p.pv.iter().map(|m| MoveText::of(*m, castling)).collect(),
         tbhits: (p.tbhits > 0).then_some(p.tbhits),
         ..Info::counts(p.nodes, started.elapsed())
     }

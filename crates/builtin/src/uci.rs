@@ -17,6 +17,7 @@ use std::{
 
 use mpcmc_protocol::{
     OptionSpec,
+    game::Rules,
     output::Output,
     session::{GoRequest, Opened, Searcher},
 };
@@ -117,8 +118,8 @@ impl<S: Settings> Searcher for Standalone<S> {
         self.settings.castling_mode()
     }
 
-    fn variant(&self) -> Variant {
-        self.settings.variant()
+    fn rules(&self) -> Rules {
+        Rules::Board(self.settings.variant())
     }
 
     /// The tablebases are opened (said once a path, as when it is set).

@@ -21,7 +21,9 @@
 
 use std::{fmt, time::Duration};
 
-use shakmaty::{Color, fen::Fen, uci::UciMove};
+use shakmaty::Color;
+
+use crate::moves::MoveText;
 
 /// How an empty string is written in an `option … type string default` line
 /// (Stockfish's convention); GUIs send it back in `setoption` for "empty".
@@ -32,8 +34,6 @@ pub const EMPTY: &str = "<empty>";
 pub enum ParseError {
     #[error("empty line")]
     Empty,
-    #[error("invalid fen '{fen}': {reason}")]
-    Fen { fen: String, reason: String },
     #[error("invalid move '{token}' in '{line}'")]
     Move { token: String, line: String },
     #[error("invalid number '{token}' after '{field}'")]
@@ -54,7 +54,7 @@ impl ParseError {
     /// cannot be read, or no start is given): the GUI meant a position
     /// other than the last one.
     pub fn is_position(&self) -> bool {
-        matches!(self, ParseError::Fen { .. } | ParseError::Position { .. })
+        matches!(self, ParseError::Position { .. })
     }
 }
 
@@ -78,13 +78,15 @@ impl<T> Parsed<T> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StartPosition {
     Startpos,
-    Fen(Fen),
+    /// The FEN's text as sent: the game reads it by its variant's rules
+    /// (a xiangqi FEN has ten ranks).
+    Fen(String),
 }
 
 /// The limits and flags of a `go` command.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Go {
-    pub searchmoves: Vec<UciMove>,
+    pub searchmoves: Vec<MoveText>,
     pub ponder: bool,
     /// Milliseconds; negative values happen (cutechess with an overstepped clock).
     pub wtime: Option<i64>,
@@ -113,7 +115,7 @@ pub enum GuiCommand {
     UciNewGame,
     Position {
         start: StartPosition,
-        moves: Vec<UciMove>,
+        moves: Vec<MoveText>,
     },
     Go(Go),
     Stop,
@@ -189,14 +191,13 @@ fn parse_position(line: &str, rest: &[&str]) -> Result<Parsed<GuiCommand>, Parse
         Some(&"startpos") => StartPosition::Startpos,
         Some(&"fen") => {
             let text = head[1..].join(" ");
-            // cutechess writes an empty crazyhouse pocket `[-]`; shakmaty
-            // (and lichess) `[]`.
-            let read = text.replacen("[-]", "[]", 1);
-            let fen = Fen::from_ascii(read.as_bytes()).map_err(|e| ParseError::Fen {
-                fen: text.clone(),
-                reason: e.to_string(),
-            })?;
-            StartPosition::Fen(fen)
+            if text.is_empty() {
+                return Err(ParseError::Position {
+                    line: line.trim().to_owned(),
+                    reason: "'fen' without a FEN".to_owned(),
+                });
+            }
+            StartPosition::Fen(text)
         }
         _ => {
             return Err(ParseError::Position {
@@ -208,7 +209,7 @@ fn parse_position(line: &str, rest: &[&str]) -> Result<Parsed<GuiCommand>, Parse
     let mut moves = Vec::new();
     let mut problems = Vec::new();
     for token in moves_at.map_or(&[][..], |i| &rest[i + 1..]) {
-        match token.parse::<UciMove>() {
+        match token.parse::<MoveText>() {
             Ok(m) => moves.push(m),
             Err(_) => {
                 problems.push(ParseError::Move {
@@ -236,7 +237,7 @@ fn parse_go(rest: &[&str]) -> Parsed<GuiCommand> {
             "ponder" => go.ponder = true,
             "infinite" => go.infinite = true,
             "searchmoves" => {
-                while let Some(m) = rest.get(i).and_then(|t| t.parse::<UciMove>().ok()) {
+                while let Some(m) = rest.get(i).and_then(|t| t.parse::<MoveText>().ok()) {
                     go.searchmoves.push(m);
                     i += 1;
                 }
@@ -447,9 +448,9 @@ pub struct Info {
     pub time: Option<u64>,
     pub hashfull: Option<u32>,
     pub tbhits: Option<u64>,
-    pub currmove: Option<UciMove>,
+    pub currmove: Option<MoveText>,
     pub currmovenumber: Option<u32>,
-    pub pv: Vec<UciMove>,
+    pub pv: Vec<MoveText>,
     /// `string …`: the rest of the line.
     pub string: Option<String>,
 }
@@ -495,8 +496,8 @@ pub enum EngineLine {
     Info(Info),
     /// `bestmove (none)` and `bestmove 0000` both mean: no move (a finished game).
     BestMove {
-        best: Option<UciMove>,
-        ponder: Option<UciMove>,
+        best: Option<MoveText>,
+        ponder: Option<MoveText>,
     },
     /// Anything else an engine may print (copyprotection, banners, noise).
     Other(String),
@@ -527,10 +528,10 @@ pub fn parse_engine_line(line: &str) -> Result<EngineLine, ParseError> {
                 token: token.to_owned(),
                 line: line.trim().to_owned(),
             };
-            let parse_move = |token: &str| -> Result<Option<UciMove>, ParseError> {
+            let parse_move = |token: &str| -> Result<Option<MoveText>, ParseError> {
                 match token {
                     "(none)" | "0000" => Ok(None),
-                    t => t.parse::<UciMove>().map(Some).map_err(|_| bad(t)),
+                    t => t.parse::<MoveText>().map(Some).map_err(|_| bad(t)),
                 }
             };
             let Some(first) = rest.first() else {
@@ -595,7 +596,7 @@ fn parse_info(tokens: &[&str]) -> Info {
                 continue;
             }
             "pv" => {
-                while let Some(m) = tokens.get(i).and_then(|t| t.parse::<UciMove>().ok()) {
+                while let Some(m) = tokens.get(i).and_then(|t| t.parse::<MoveText>().ok()) {
                     info.pv.push(m);
                     i += 1;
                 }
@@ -798,7 +799,7 @@ impl fmt::Display for EngineLine {
 mod tests {
     use super::*;
 
-    fn mv(s: &str) -> UciMove {
+    fn mv(s: &str) -> MoveText {
         s.parse().expect("test move")
     }
 
@@ -889,7 +890,15 @@ mod tests {
             );
         }
         assert!(parse_engine_line("bestmove").is_err());
-        assert!(parse_engine_line("bestmove e9e4").is_err());
+        assert!(parse_engine_line("bestmove e2-e4;").is_err());
+        // A token of a larger board is kept whole: the game judges it.
+        assert_eq!(
+            parse_engine_line("bestmove h3h10 ponder h10h9"),
+            Ok(EngineLine::BestMove {
+                best: Some(mv("h3h10")),
+                ponder: Some(mv("h10h9"))
+            })
+        );
     }
 
     #[test]
@@ -1021,7 +1030,7 @@ mod tests {
             GuiCommand::Position { start: StartPosition::Fen(_), ref moves } if moves.len() == 1
         ));
         // A malformed move ends the list there and is reported.
-        let p = parse_gui_line("position startpos moves e2e4 zz99 e7e5").expect("parses");
+        let p = parse_gui_line("position startpos moves e2e4 e7-e5; e7e5").expect("parses");
         assert_eq!(
             p.command,
             GuiCommand::Position {
@@ -1030,21 +1039,24 @@ mod tests {
             }
         );
         assert_eq!(p.problems.len(), 1);
-        assert!(p.problems[0].to_string().contains("zz99"));
-        // An impossible FEN is an error that names it.
-        // cutechess's empty crazyhouse pocket.
-        let p = parse_gui_line(
-            "position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR[-] w KQkq - 0 1 moves e2e4",
-        )
-        .expect("an empty pocket");
-        assert!(
-            matches!(p.command, GuiCommand::Position { start: StartPosition::Fen(ref f), .. }
-                if f.to_string().contains("RNBQKBNR[]")),
-            "{:?}",
-            p.command
-        );
-        let e = parse_gui_line("position fen not/a/fen w - - 0 1").expect_err("bad fen");
-        assert!(e.to_string().contains("not/a/fen"), "{e}");
+        assert!(p.problems[0].to_string().contains("e7-e5;"));
+        // A FEN is kept as sent (the game reads it by its variant's
+        // rules): a xiangqi FEN's ten ranks, cutechess's empty pocket.
+        for fen in [
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR[-] w KQkq - 0 1",
+        ] {
+            let p = parse_gui_line(&format!("position fen {fen} moves h3h10")).expect("a fen");
+            assert_eq!(
+                p.command,
+                GuiCommand::Position {
+                    start: StartPosition::Fen(fen.to_owned()),
+                    moves: vec![mv("h3h10")]
+                }
+            );
+        }
+        let e = parse_gui_line("position fen moves e2e4").expect_err("no fen");
+        assert!(e.is_position(), "{e}");
     }
 
     #[test]

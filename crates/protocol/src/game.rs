@@ -7,15 +7,15 @@
 //! hash of every position it passed through.
 
 use shakmaty::{
-    CastlingMode, Chess, EnPassantMode, KnownOutcome, Move, Outcome, Position, PositionError,
-    PositionErrorKinds,
+    CastlingMode, Chess, Color, EnPassantMode, KnownOutcome, Move, Outcome, Position,
+    PositionError, PositionErrorKinds,
     fen::Fen,
     uci::{IllegalUciMoveError, UciMove},
     variant::{Variant, VariantPosition},
     zobrist::Zobrist64,
 };
 
-use crate::StartPosition;
+use crate::{GameMove, MoveText, StartPosition};
 
 /// Why a position ends the game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,17 +62,121 @@ pub fn position_from_fen(fen: &str, castling: CastlingMode) -> Result<(Fen, Ches
     Ok((parsed, pos))
 }
 
+/// The rules a game is played by: shakmaty's, for chess and the
+/// lichess variants (mpcmc decides every position itself), or a child's,
+/// for a game mpcmc knows by its `UCI_Variant` name only (xiangqi,
+/// shogi, makruk…: the child lists the legal moves and ends the game).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rules {
+    Board(Variant),
+    Named(&'static str),
+}
+
+impl Rules {
+    /// The games Fairy-Stockfish plays that shakmaty has no rules for,
+    /// by the names its `UCI_Variant` combo writes: each played and
+    /// refereed in the tests (`tests/named_games.rs`).
+    pub const NAMED: [&'static str; 12] = [
+        "xiangqi",
+        "shogi",
+        "makruk",
+        "janggi",
+        "capablanca",
+        "grand",
+        "seirawan",
+        "shatranj",
+        "minishogi",
+        "minixiangqi",
+        "cambodian",
+        "sittuyin",
+    ];
+
+    /// Every game by its `UCI_Variant` name: chess, shakmaty's lichess
+    /// variants, then [`Rules::NAMED`].
+    pub fn all() -> impl Iterator<Item = Rules> {
+        Variant::ALL
+            .into_iter()
+            .map(Rules::Board)
+            .chain(Rules::NAMED.into_iter().map(Rules::Named))
+    }
+
+    /// The game a `UCI_Variant` value names (as Fairy-Stockfish writes it).
+    pub fn from_uci(name: &str) -> Option<Rules> {
+        Rules::all().find(|r| r.uci() == name)
+    }
+
+    /// The `UCI_Variant` value.
+    pub fn uci(self) -> &'static str {
+        match self {
+            Rules::Board(v) => v.uci(),
+            Rules::Named(name) => name,
+        }
+    }
+
+    /// The shakmaty variant, where mpcmc knows the rules.
+    pub fn board(self) -> Option<Variant> {
+        match self {
+            Rules::Board(v) => Some(v),
+            Rules::Named(_) => None,
+        }
+    }
+}
+
+impl From<Variant> for Rules {
+    fn from(v: Variant) -> Rules {
+        Rules::Board(v)
+    }
+}
+
+impl Default for Rules {
+    fn default() -> Rules {
+        Rules::Board(Variant::Chess)
+    }
+}
+
+impl std::fmt::Display for Rules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.uci())
+    }
+}
+
 /// A game from its start position with every move played since.
 #[derive(Debug, Clone)]
 pub struct Game {
-    /// `None`: the standard start position (written `startpos` to children).
-    start_fen: Option<Fen>,
-    start: VariantPosition,
-    moves: Vec<Move>,
+    moves: Vec<GameMove>,
     /// Hash of every position reached, the start included: `moves.len() + 1`.
     hashes: Vec<u64>,
-    current: VariantPosition,
     castling: CastlingMode,
+    kind: Kind,
+}
+
+// One per game, behind an `Arc`: the board kind's size costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+enum Kind {
+    /// shakmaty's rules: every position is known.
+    Board {
+        /// `None`: the standard start position (written `startpos` to
+        /// children).
+        start_fen: Option<Fen>,
+        start: VariantPosition,
+        current: VariantPosition,
+    },
+    /// A child's rules: the moves are its tokens, as the GUI sent them.
+    Named {
+        name: &'static str,
+        /// The FEN as the GUI sent it; `None`: the variant's start.
+        start_fen: Option<String>,
+        /// Whether White (the side the FEN's second field names; the
+        /// first player, Fairy-Stockfish's `w`) moved first.
+        white_first: bool,
+        /// The current position's legal moves, once a child listed them
+        /// ([`Game::with_legal`]).
+        legal: Option<Vec<MoveText>>,
+        /// How the game ended at the current position, once a child said
+        /// (no legal move: [`Game::with_legal`]).
+        end: Option<VariantEnd>,
+    },
 }
 
 /// The repetition hash of a position: shakmaty's `Zobrist64` with
@@ -108,19 +212,83 @@ impl Game {
     ) -> Game {
         let start = start.into();
         Game {
-            start_fen,
             hashes: vec![hash(&start)],
-            current: start.clone(),
-            start,
             moves: Vec::new(),
             castling,
+            kind: Kind::Board {
+                start_fen,
+                current: start.clone(),
+                start,
+            },
         }
     }
 
-    /// The start position of `variant` (written `startpos` to children,
+    /// A game by a child's rules: `name` from `start` (the variant's own,
+    /// or a FEN mpcmc does not read) with the GUI's `moves`, unchecked
+    /// until a child lists each position's legal moves.
+    pub fn named(name: &'static str, start: StartPosition, moves: &[MoveText]) -> Game {
+        let start_fen = match start {
+            StartPosition::Startpos => None,
+            StartPosition::Fen(text) => Some(text),
+        };
+        let white_first = start_fen
+            .as_deref()
+            .and_then(|f| f.split_whitespace().nth(1))
+            .is_none_or(|side| side != "b");
+        let mut game = Game {
+            hashes: vec![named_hash(0, start_fen.as_deref().unwrap_or(name))],
+            moves: Vec::new(),
+            castling: CastlingMode::Standard,
+            kind: Kind::Named {
+                name,
+                start_fen,
+                white_first,
+                legal: None,
+                end: None,
+            },
+        };
+        for m in moves {
+            game.push(GameMove::Named(*m));
+        }
+        game
+    }
+
+    /// The same game with the current position's legal moves, as a child
+    /// listed them, and, when there are none, how that ended the game for
+    /// the side to move, as the child scored it (a game by a child's
+    /// rules; a board game knows its own).
+    pub fn with_legal(mut self, moves: Vec<MoveText>, ended: Option<VariantEnd>) -> Game {
+        if let Kind::Named { legal, end, .. } = &mut self.kind {
+            *end = ended.filter(|_| moves.is_empty());
+            *legal = Some(moves);
+        }
+        self
+    }
+
+    /// The game's first `plies` moves (`plies` at most the game's).
+    pub fn truncated(&self, plies: usize) -> Game {
+        let mut game = self.clone();
+        game.moves.truncate(plies);
+        game.hashes.truncate(plies + 1);
+        match &mut game.kind {
+            Kind::Board { start, current, .. } => {
+                *current = start.clone();
+                for m in game.moves.iter().filter_map(|m| m.board()) {
+                    current.play_unchecked(m);
+                }
+            }
+            Kind::Named { legal, end, .. } => (*legal, *end) = (None, None),
+        }
+        game
+    }
+
+    /// The start position of `rules` (written `startpos` to children,
     /// which know the variant's own).
-    pub fn start_of(variant: Variant, castling: CastlingMode) -> Game {
-        Game::new(None, VariantPosition::new(variant), castling)
+    pub fn start_of(rules: impl Into<Rules>, castling: CastlingMode) -> Game {
+        match rules.into() {
+            Rules::Board(variant) => Game::new(None, VariantPosition::new(variant), castling),
+            Rules::Named(name) => Game::named(name, StartPosition::Startpos, &[]),
+        }
     }
 
     /// A game starting at `fen` (strictly validated).
@@ -128,7 +296,6 @@ impl Game {
         let (fen, pos) = position_from_fen(fen, castling)?;
         Ok(Game::new(Some(fen), pos, castling))
     }
-
     /// The game a GUI's `position` command describes, read as forgivingly
     /// as python-chess reads it: castling rights and en-passant squares
     /// that cannot be are dropped, and an illegal move ends the moves
@@ -136,14 +303,22 @@ impl Game {
     /// possible; otherwise the game, and a sentence for each repair.
     pub fn from_position_command(
         start: StartPosition,
-        moves: &[UciMove],
+        moves: &[MoveText],
         mode: CastlingMode,
-        variant: Variant,
+        rules: impl Into<Rules>,
     ) -> Result<(Game, Vec<String>), String> {
+        let variant = match rules.into() {
+            Rules::Board(variant) => variant,
+            Rules::Named(name) => return Ok((Game::named(name, start, moves), Vec::new())),
+        };
         let mut notes = Vec::new();
         let (fen, pos) = match start {
             StartPosition::Startpos => (None, VariantPosition::new(variant)),
-            StartPosition::Fen(fen) => {
+            StartPosition::Fen(text) => {
+                // cutechess writes an empty crazyhouse pocket `[-]`;
+                // shakmaty (and lichess) `[]`.
+                let fen = Fen::from_ascii(text.replacen("[-]", "[]", 1).as_bytes())
+                    .map_err(|e| format!("invalid fen '{text}': {e}"))?;
                 let parsed = VariantPosition::from_setup(variant, fen.clone().into_setup(), mode)
                     .or_else(PositionError::ignore_invalid_ep_square);
                 let pos = match parsed {
@@ -182,8 +357,11 @@ impl Game {
         };
         let mut game = Game::new(fen, pos, mode);
         for (i, uci) in moves.iter().enumerate() {
-            if game.push_uci(uci).is_err() {
-                let fen = Fen::from_position(game.position(), EnPassantMode::Legal);
+            if game.push_text(uci).is_none() {
+                let fen = game
+                    .position()
+                    .map(|pos| Fen::from_position(pos, EnPassantMode::Legal).to_string())
+                    .unwrap_or_default();
                 notes.push(format!(
                     "illegal move '{uci}' (move {}) in position {fen}; position set to the moves before it",
                     i + 1
@@ -197,47 +375,203 @@ impl Game {
     /// Plays a move given in UCI (either castling notation) if it is legal in
     /// [`Game::position`].
     pub fn push_uci(&mut self, uci: &UciMove) -> Result<Move, IllegalUciMoveError> {
-        let m = uci.to_move(&self.current)?;
+        let Kind::Board { current, .. } = &self.kind else {
+            return Err(IllegalUciMoveError);
+        };
+        let m = uci.to_move(current)?;
         self.push(m);
         Ok(m)
     }
 
-    /// Plays a move known to be legal in [`Game::position`].
-    pub fn push(&mut self, m: Move) {
-        self.current.play_unchecked(m);
-        self.hashes.push(hash(&self.current));
+    /// Plays a move as a UCI line writes it (either castling notation)
+    /// if it is legal in [`Game::position`]; `None` if it is not.
+    pub fn push_text(&mut self, text: &MoveText) -> Option<GameMove> {
+        self.push_uci(&text.uci()?).ok().map(GameMove::Board)
+    }
+
+    /// Plays a move known to be legal in [`Game::position`] (read by this
+    /// game: a board game's moves are shakmaty's, and a child's token is
+    /// never one of them).
+    pub fn push(&mut self, m: impl Into<GameMove>) {
+        let m = m.into();
+        let last = self.hashes.last().copied().unwrap_or_default();
+        match (&mut self.kind, m) {
+            (Kind::Board { current, .. }, GameMove::Board(b)) => {
+                current.play_unchecked(b);
+                self.hashes.push(hash(current));
+            }
+            (Kind::Named { legal, end, .. }, GameMove::Named(text)) => {
+                (*legal, *end) = (None, None);
+                self.hashes.push(named_hash(last, text.as_str()));
+            }
+            _ => return,
+        }
         self.moves.push(m);
     }
 
-    pub fn position(&self) -> &VariantPosition {
-        &self.current
+    /// The legal moves of the current position: a game by a child's rules
+    /// knows them once a child listed them ([`Game::with_legal`]), and has
+    /// none before.
+    pub fn legal_moves(&self) -> Vec<GameMove> {
+        match &self.kind {
+            Kind::Board { current, .. } => current
+                .legal_moves()
+                .into_iter()
+                .map(GameMove::Board)
+                .collect(),
+            Kind::Named { legal, .. } => legal
+                .iter()
+                .flatten()
+                .copied()
+                .map(GameMove::Named)
+                .collect(),
+        }
+    }
+
+    /// Whether a child listed the legal moves of the current position of
+    /// a game by its rules (a board game's are always known).
+    pub fn knows_legal_moves(&self) -> bool {
+        match &self.kind {
+            Kind::Board { .. } => true,
+            Kind::Named { legal, .. } => legal.is_some(),
+        }
+    }
+
+    /// The move `text` names in the position after `line` (legal moves
+    /// from the current position), if it is legal there. In a game by a
+    /// child's rules, a move of the current position must be on the
+    /// child's list; later, every move token is the child's to judge.
+    pub fn read_after(&self, line: &[GameMove], text: &MoveText) -> Option<GameMove> {
+        match &self.kind {
+            Kind::Board { .. } => {
+                let pos = self.after(line)?;
+                text.uci()?.to_move(&pos).ok().map(GameMove::Board)
+            }
+            Kind::Named { legal, .. } => {
+                let listed = match (line, legal) {
+                    ([], Some(legal)) => legal.contains(text),
+                    _ => true,
+                };
+                listed.then_some(GameMove::Named(*text))
+            }
+        }
+    }
+
+    /// The longest prefix of `pv` (a child's line, from the position
+    /// after `line`) that is legal: in a game by a child's rules, every
+    /// move token (the child's rules judge them).
+    pub fn read_line(&self, line: &[GameMove], pv: &[MoveText]) -> Vec<GameMove> {
+        let mut read: Vec<GameMove> = Vec::with_capacity(pv.len());
+        let Some(mut pos) = self.after(line) else {
+            return pv.iter().map(|t| GameMove::Named(*t)).collect();
+        };
+        for text in pv {
+            let Some(m) = text.uci().and_then(|u| u.to_move(&pos).ok()) else {
+                break;
+            };
+            pos.play_unchecked(m);
+            read.push(GameMove::Board(m));
+        }
+        read
+    }
+
+    /// Where the position after `line` is, for messages: its FEN in a
+    /// board game; in a game by a child's rules, the start and the moves.
+    pub fn describe_after(&self, line: &[GameMove]) -> String {
+        if let Some(pos) = self.after(line) {
+            return Fen::from_position(&pos, EnPassantMode::Legal).to_string();
+        }
+        let start = self.start_fen().unwrap_or_else(|| "startpos".to_owned());
+        let moves: Vec<String> = (self.moves.iter().chain(line))
+            .map(|m| m.text(self.castling).to_string())
+            .collect();
+        format!("{} {start} moves {}", self.rules(), moves.join(" "))
+    }
+
+    /// A key of the position after `line` (legal moves from the current
+    /// position): the position's [`hash`] in a board game; in a game by a
+    /// child's rules, a hash of the moves that led there.
+    pub fn hash_after(&self, line: &[GameMove]) -> u64 {
+        let now = self.hashes.last().copied().unwrap_or_default();
+        match (&self.kind, self.after(line)) {
+            (Kind::Board { .. }, Some(pos)) => hash(&pos),
+            _ => line
+                .iter()
+                .fold(now, |h, m| named_hash(h, m.text(self.castling).as_str())),
+        }
+    }
+
+    /// The position after `line` (legal moves from the current position):
+    /// `None` in a game by a child's rules.
+    pub fn after(&self, line: &[GameMove]) -> Option<VariantPosition> {
+        let mut pos = self.position()?.clone();
+        for m in line {
+            pos.play_unchecked(m.board()?);
+        }
+        Some(pos)
+    }
+
+    /// The current position, where mpcmc knows the rules (`None` in a game
+    /// by a child's rules).
+    pub fn position(&self) -> Option<&VariantPosition> {
+        match &self.kind {
+            Kind::Board { current, .. } => Some(current),
+            Kind::Named { .. } => None,
+        }
+    }
+
+    /// The side to move.
+    pub fn turn(&self) -> Color {
+        match &self.kind {
+            Kind::Board { current, .. } => current.turn(),
+            Kind::Named { white_first, .. } => {
+                let first = Color::from_white(*white_first);
+                if self.moves.len().is_multiple_of(2) {
+                    first
+                } else {
+                    !first
+                }
+            }
+        }
     }
 
     /// The current position when the game is orthodox chess (or
     /// Chess960): what the chess-only parts (the built-in engine, the
     /// tablebases, the books) read; `None` in a variant.
     pub fn chess(&self) -> Option<&Chess> {
-        match &self.current {
+        match self.position()? {
             VariantPosition::Chess(pos) => Some(pos),
             _ => None,
         }
     }
 
-    /// The game's variant (`UCI_Variant`): chess, or one of shakmaty's
-    /// lichess variants.
-    pub fn variant(&self) -> Variant {
-        self.current.variant()
+    /// The game's rules (`UCI_Variant`): chess, one of shakmaty's lichess
+    /// variants, or a game a child knows.
+    pub fn rules(&self) -> Rules {
+        match &self.kind {
+            Kind::Board { current, .. } => Rules::Board(current.variant()),
+            Kind::Named { name, .. } => Rules::Named(name),
+        }
     }
 
-    pub fn start_fen(&self) -> Option<&Fen> {
-        self.start_fen.as_ref()
+    /// The start position's FEN as children are sent it; `None`: the
+    /// variant's start (`startpos`).
+    pub fn start_fen(&self) -> Option<String> {
+        match &self.kind {
+            Kind::Board { start_fen, .. } => start_fen.as_ref().map(Fen::to_string),
+            Kind::Named { start_fen, .. } => start_fen.clone(),
+        }
     }
 
-    pub fn start(&self) -> &VariantPosition {
-        &self.start
+    /// The start position, where mpcmc knows the rules.
+    pub fn start(&self) -> Option<&VariantPosition> {
+        match &self.kind {
+            Kind::Board { start, .. } => Some(start),
+            Kind::Named { .. } => None,
+        }
     }
 
-    pub fn moves(&self) -> &[Move] {
+    pub fn moves(&self) -> &[GameMove] {
         &self.moves
     }
 
@@ -254,11 +588,12 @@ impl Game {
     /// Whether the position after the game plus `line` (legal moves from the
     /// current position) ends the game, and why. Checkmate is tested first: a
     /// mate on the hundredth half-move is still a mate.
-    pub fn terminal_after(&self, line: &[Move]) -> Option<Terminal> {
-        let mut pos = self.current.clone();
+    /// In a game by a child's rules: `None` (the child ends it).
+    pub fn terminal_after(&self, line: &[GameMove]) -> Option<Terminal> {
+        let mut pos = self.position()?.clone();
         let mut seen: Vec<u64> = Vec::with_capacity(line.len());
         for m in line {
-            pos.play_unchecked(*m);
+            pos.play_unchecked(m.board()?);
             seen.push(hash(&pos));
         }
         let Some(&last) = seen.last() else {
@@ -271,11 +606,17 @@ impl Game {
     /// Whether the position after `line` (legal moves from the current
     /// position) stood on the board before, in the game or earlier on the
     /// line: a repetition, though not yet a draw.
-    pub fn repeats_after(&self, line: &[Move]) -> bool {
-        let mut pos = self.current.clone();
+    pub fn repeats_after(&self, line: &[GameMove]) -> bool {
+        let Some(pos) = self.position() else {
+            return false;
+        };
+        let mut pos = pos.clone();
         let mut seen: Vec<u64> = Vec::with_capacity(line.len());
         for m in line {
-            pos.play_unchecked(*m);
+            let Some(m) = m.board() else {
+                return false;
+            };
+            pos.play_unchecked(m);
             seen.push(hash(&pos));
         }
         let Some((last, earlier)) = seen.split_last() else {
@@ -288,11 +629,17 @@ impl Game {
     /// which the game ends by rule, that move included: a line shown past
     /// a mate, a threefold repetition or the fifty-move rule holds moves
     /// that cannot be played (fastchess warns of every such `pv`).
-    pub fn until_end<'a>(&self, line: &'a [Move]) -> &'a [Move] {
-        let mut pos = self.current.clone();
+    pub fn until_end<'a>(&self, line: &'a [GameMove]) -> &'a [GameMove] {
+        let Some(pos) = self.position() else {
+            return line;
+        };
+        let mut pos = pos.clone();
         let mut seen: Vec<u64> = Vec::with_capacity(line.len());
         for (i, m) in line.iter().enumerate() {
-            pos.play_unchecked(*m);
+            let Some(m) = m.board() else {
+                return line;
+            };
+            pos.play_unchecked(m);
             let h = hash(&pos);
             let ends = terminal_of(&pos).or_else(|| threefold(h, self.hashes.iter().chain(&seen)));
             if ends.is_some() {
@@ -305,11 +652,23 @@ impl Game {
 
     /// Whether the current position ends the game.
     pub fn terminal_now(&self) -> Option<Terminal> {
-        terminal_of(&self.current).or_else(|| {
+        let pos = match &self.kind {
+            Kind::Board { current, .. } => current,
+            Kind::Named { end, .. } => return end.map(Terminal::Variant),
+        };
+        terminal_of(pos).or_else(|| {
             let (last, earlier) = self.hashes.split_last()?;
             threefold(*last, earlier)
         })
     }
+}
+
+/// The key after `text` from the key `before`, in a game by a child's
+/// rules (FNV-1a over the move's bytes, seeded with the key before).
+fn named_hash(before: u64, text: &str) -> u64 {
+    text.bytes().fold(before ^ 0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A threefold repetition: the position of key `now` stood twice before,
@@ -358,14 +717,8 @@ mod tests {
         g
     }
 
-    fn mv(g: &Game, line: &[Move], uci: &str) -> Move {
-        let mut pos = g.position().clone();
-        for m in line {
-            pos.play_unchecked(*m);
-        }
-        uci.parse::<UciMove>()
-            .expect("uci")
-            .to_move(&pos)
+    fn mv(g: &Game, line: &[GameMove], uci: &str) -> GameMove {
+        g.read_after(line, &uci.parse().expect("uci"))
             .expect("legal")
     }
 
@@ -435,7 +788,7 @@ mod tests {
     }
 
     fn variant_game(variant: Variant, fen: &str, moves: &str) -> Game {
-        let moves: Vec<UciMove> = moves
+        let moves: Vec<MoveText> = moves
             .split_whitespace()
             .map(|m| m.parse().expect("uci"))
             .collect();
@@ -520,7 +873,7 @@ mod tests {
         for (variant, fen, moves, want) in cases {
             let g = variant_game(variant, fen, moves);
             assert_eq!(g.terminal_now(), want, "{variant} {fen} {moves}");
-            assert_eq!(g.variant(), variant);
+            assert_eq!(g.rules(), Rules::Board(variant));
         }
         // The same capture in chess takes a pawn, and the game goes on.
         let g = game(
@@ -539,12 +892,30 @@ mod tests {
             Some(Terminal::Variant(VariantEnd::Lost))
         );
         assert_eq!(g.terminal_after(&[a, b]), None);
-        let mut end = g.position().clone();
-        for m in [a, b, up] {
-            end.play_unchecked(m);
-        }
+        let end = g.after(&[a, b, up]).expect("board moves");
         assert!(end.legal_moves().is_empty(), "no move after the end");
         assert!(g.chess().is_none());
+    }
+
+    #[test]
+    fn a_position_command_reads_its_fen_by_the_variant() {
+        let read = |fen: &str, variant: Variant| {
+            Game::from_position_command(
+                StartPosition::Fen(fen.to_owned()),
+                &[],
+                CastlingMode::Standard,
+                variant,
+            )
+        };
+        // cutechess's empty crazyhouse pocket `[-]`.
+        let (g, _) = read(
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR[-] w KQkq - 0 1",
+            Variant::Crazyhouse,
+        )
+        .expect("an empty pocket");
+        assert_eq!(g.rules(), Rules::Board(Variant::Crazyhouse));
+        let e = read("not/a/fen w - - 0 1", Variant::Chess).expect_err("bad fen");
+        assert!(e.contains("invalid fen 'not/a/fen w - - 0 1'"), "{e}");
     }
 
     #[test]
@@ -554,7 +925,7 @@ mod tests {
                 .parse()
                 .expect("fen"),
         );
-        let moves: Vec<UciMove> = ["P@d5", "N@d4"]
+        let moves: Vec<MoveText> = ["P@d5", "N@d4"]
             .iter()
             .map(|m| m.parse().expect("uci"))
             .collect();
@@ -573,7 +944,7 @@ mod tests {
         )
         .expect("racing kings");
         assert_eq!(
-            Fen::from_position(g.position(), EnPassantMode::Legal).to_string(),
+            Fen::from_position(g.position().expect("a board"), EnPassantMode::Legal).to_string(),
             "8/8/8/8/8/8/krbnNBRK/qrbnNBRQ w - - 0 1"
         );
         // Three-check's counters: one check left for white to give.
@@ -585,7 +956,7 @@ mod tests {
         )
         .expect("three-check");
         assert!(
-            Fen::from_position(g.position(), EnPassantMode::Legal)
+            Fen::from_position(g.position().expect("a board"), EnPassantMode::Legal)
                 .to_string()
                 .contains(" 1+3 "),
         );
@@ -639,5 +1010,79 @@ mod tests {
         let g = game(START, "f2f3 e7e5 g2g4");
         let mate = mv(&g, &[], "d8h4");
         assert_eq!(g.until_end(&[mate]).len(), 1);
+    }
+
+    #[test]
+    fn a_game_by_a_childs_rules_keeps_its_tokens_and_asks_for_its_moves() {
+        let text = |t: &str| t.parse::<MoveText>().expect("a move");
+        let moves = [text("h3e3"), text("h10g8")];
+        let (g, notes) = Game::from_position_command(
+            StartPosition::Startpos,
+            &moves,
+            CastlingMode::Standard,
+            Rules::Named("xiangqi"),
+        )
+        .expect("a xiangqi game");
+        assert!(notes.is_empty());
+        assert_eq!(g.rules(), Rules::from_uci("xiangqi").expect("offered"));
+        assert_eq!(g.moves().len(), 2);
+        assert_eq!(g.turn(), Color::White);
+        assert!(g.position().is_none() && !g.knows_legal_moves());
+        assert!(g.legal_moves().is_empty() && g.terminal_now().is_none());
+        // Before a child listed the moves any token is read; after, only
+        // a listed one, at the current position (later ones are the
+        // child's to judge).
+        assert!(g.read_after(&[], &text("a1a2")).is_some());
+        let listed = g
+            .clone()
+            .with_legal(vec![text("h1g3"), text("b3b10")], None);
+        assert!(listed.knows_legal_moves());
+        assert_eq!(listed.legal_moves().len(), 2);
+        assert_eq!(listed.read_after(&[], &text("a1a2")), None);
+        let b10 = listed.read_after(&[], &text("b3b10")).expect("listed");
+        assert!(listed.read_after(&[b10], &text("a10a9")).is_some());
+        // Keys follow the moves, not the board: a different order is a
+        // different key; the same line the same.
+        assert_ne!(listed.hash_after(&[b10]), listed.hash_after(&[]));
+        assert_eq!(listed.hash_after(&[b10]), listed.hash_after(&[b10]));
+        assert!(listed.terminal_after(&[b10]).is_none() && !listed.repeats_after(&[b10]));
+        assert_eq!(
+            listed.describe_after(&[b10]),
+            "xiangqi startpos moves h3e3 h10g8 b3b10"
+        );
+        // No move: the child's end.
+        let over = g.clone().with_legal(Vec::new(), Some(VariantEnd::Lost));
+        assert_eq!(
+            over.terminal_now(),
+            Some(Terminal::Variant(VariantEnd::Lost))
+        );
+        // Back to the start: nothing listed.
+        let start = listed.truncated(0);
+        assert_eq!((start.moves().len(), start.knows_legal_moves()), (0, false));
+        // Black to move first from a FEN that says so.
+        let black = Game::named(
+            "shogi",
+            StartPosition::Fen(
+                "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL[-] b 0 1".to_owned(),
+            ),
+            &[],
+        );
+        assert_eq!(black.turn(), Color::Black);
+        assert!(black.start_fen().is_some_and(|f| f.contains("[-] b")));
+    }
+
+    #[test]
+    fn rules_by_name() {
+        assert_eq!(Rules::from_uci("chess"), Some(Rules::default()));
+        assert_eq!(
+            Rules::from_uci("atomic"),
+            Some(Rules::Board(Variant::Atomic))
+        );
+        assert_eq!(Rules::from_uci("shogi"), Some(Rules::Named("shogi")));
+        assert_eq!(Rules::from_uci("bughouse"), None);
+        assert_eq!(
+            Rules::all().count(),
+            Variant::ALL.len() + Rules::NAMED.len()
+        );
     }
 }

@@ -16,11 +16,13 @@
 pub mod codec;
 pub mod game;
 pub mod lines;
+pub mod moves;
 pub mod opponent;
 pub mod output;
 pub mod session;
 
 pub use codec::*;
+pub use moves::{GameMove, MoveText};
 pub use opponent::{OpponentError, UciOpponent};
 
 /// A wait with no deadline in effect (a year), where an API needs one:

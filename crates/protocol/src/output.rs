@@ -10,9 +10,10 @@ use std::{
     thread,
 };
 
-use shakmaty::{CastlingMode, KnownOutcome, Move, Outcome, Position, uci::UciMove};
-
-use crate::{Bound, EngineLine, Info, ScoreKind, UciScore};
+use crate::{
+    Bound, EngineLine, GameMove, Info, ScoreKind, UciScore,
+    game::{Game, Terminal, VariantEnd},
+};
 
 /// The end of the writer thread.
 pub struct Writer {
@@ -120,17 +121,12 @@ impl Output {
     /// finished root (`best` is `None`) the root's score goes first, as
     /// Stockfish does: `info depth 0 score mate 0` (lost: mated, or by a
     /// variant's own rule, an exploded king) or `cp 0`.
-    pub fn bestmove(
-        &self,
-        root: &impl Position,
-        best: Option<Move>,
-        ponder: Option<Move>,
-        castling: CastlingMode,
-    ) {
+    pub fn bestmove(&self, game: &Game, best: Option<GameMove>, ponder: Option<GameMove>) {
+        let castling = game.castling_mode();
         if best.is_none() {
             let lost = matches!(
-                root.outcome(),
-                Outcome::Known(KnownOutcome::Decisive { winner }) if winner != root.turn()
+                game.terminal_now(),
+                Some(Terminal::Checkmate | Terminal::Variant(VariantEnd::Lost))
             );
             let kind = if lost {
                 ScoreKind::Mate(0)
@@ -147,7 +143,7 @@ impl Output {
             };
             self.info(info);
         }
-        let uci = |m: Move| UciMove::from_move(m, castling);
+        let uci = |m: GameMove| m.text(castling);
         self.send(&EngineLine::BestMove {
             best: best.map(uci),
             ponder: ponder.map(uci),

@@ -22,13 +22,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{CastlingMode, Position, uci::UciMove, variant::Variant};
+use shakmaty::CastlingMode;
 use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    EngineLine, Go, GuiCommand, OptionSpec, ParseError, Parsed, StartPosition,
-    game::Game,
+    EngineLine, Go, GuiCommand, MoveText, OptionSpec, ParseError, Parsed, StartPosition,
+    game::{Game, Rules},
     lines::{Split, Splitter, next_line},
     output::{Gate, Output},
     parse_gui_line,
@@ -142,8 +142,8 @@ pub trait Searcher {
     /// How castling moves are read and written (`UCI_Chess960`).
     fn castling_mode(&self) -> CastlingMode;
     /// The game the `position` commands are read in (`UCI_Variant`).
-    fn variant(&self) -> Variant {
-        Variant::Chess
+    fn rules(&self) -> Rules {
+        Rules::default()
     }
     /// `isready` while no search runs: what must be up before `readyok`
     /// (child engines starting). Mid-search `readyok` comes at once.
@@ -222,9 +222,7 @@ fn moves_on(msg: &Input) -> Option<Next> {
 fn first_legal_bestmove(out: &Output, game: Option<&Game>) {
     match game {
         Some(game) => {
-            let pos = game.position();
-            let first = pos.legal_moves().first().copied();
-            out.bestmove(pos, first, None, game.castling_mode());
+            out.bestmove(game, game.legal_moves().first().copied(), None);
         }
         None => out.send(&EngineLine::BestMove {
             best: None,
@@ -277,7 +275,7 @@ pub struct Session<S> {
 impl<S: Searcher> Session<S> {
     pub fn new(searcher: S, out: Output) -> Session<S> {
         Session {
-            game: Arc::new(Game::start_of(searcher.variant(), searcher.castling_mode())),
+            game: Arc::new(Game::start_of(searcher.rules(), searcher.castling_mode())),
             searcher,
             out,
             positioned: false,
@@ -420,7 +418,7 @@ impl<S: Searcher> Session<S> {
                 self.searcher.new_game();
                 self.refused = None;
                 self.game = Arc::new(Game::start_of(
-                    self.searcher.variant(),
+                    self.searcher.rules(),
                     self.searcher.castling_mode(),
                 ));
             }
@@ -485,12 +483,12 @@ impl<S: Searcher> Session<S> {
 
     /// `position …`, read by [`Game::from_position_command`] before any
     /// search sees it: a FEN beyond repair keeps the previous position.
-    fn set_position(&mut self, start: StartPosition, moves: &[UciMove]) {
+    fn set_position(&mut self, start: StartPosition, moves: &[MoveText]) {
         match Game::from_position_command(
             start,
             moves,
             self.searcher.castling_mode(),
-            self.searcher.variant(),
+            self.searcher.rules(),
         ) {
             Ok((game, notes)) => {
                 for note in notes {

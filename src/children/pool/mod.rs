@@ -24,8 +24,9 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    children::client::{Connect, QUIT_TIMEOUT, SearchError, spawn_processes},
-    mpc::{ChildLimit, Children, Query, Report, Role},
+    children::client::{ChildError, Connect, QUIT_TIMEOUT, SearchError, spawn_processes},
+    children::rules::{Listed, RulesChild},
+    mpc::{ChildLimit, Children, Game, Query, Report, Role},
 };
 
 mod config;
@@ -59,6 +60,8 @@ pub struct Pool {
     /// Counts `ucinewgame`s: a worker whose children have not seen the
     /// latest clears them before its next search.
     games: Arc<AtomicU64>,
+    /// The rules of a game mpcmc knows by name only, from a child.
+    rules: RulesChild,
 }
 
 /// The call cost assumed before any call was measured.
@@ -146,6 +149,10 @@ impl Pool {
         let refused = Refused::default();
         let round_trips: RoundTrips =
             Arc::new(std::sync::Mutex::new(vec![Duration::ZERO; groups.len()]));
+        let rules = RulesChild::new(
+            config.groups.iter().find_map(|g| g.evaluator.clone()),
+            connect.clone(),
+        );
         let workers = groups
             .into_iter()
             .enumerate()
@@ -182,7 +189,14 @@ impl Pool {
             news,
             refused,
             games,
+            rules,
         }
+    }
+
+    /// `game` with its current position's legal moves, the GUI's moves
+    /// checked, where only a child knows its rules ([`RulesChild::list`]).
+    pub async fn list(&self, game: &Game) -> Result<Listed, ChildError> {
+        self.rules.list(game).await
     }
 
     /// A new game (`ucinewgame`): every child forgets what it learned,
@@ -270,6 +284,7 @@ impl Pool {
     /// deadline). A search still running is stopped first.
     pub async fn shutdown(mut self) {
         self.close();
+        self.rules.shutdown(QUIT_TIMEOUT).await;
         // A worker may be draining a stopped search (STOP_TIMEOUT) before it
         // quits its children (QUIT_TIMEOUT each, twice for a launcher ended
         // by SIGTERM).

@@ -2,13 +2,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use shakmaty::Position;
 use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     children::client::SearchError,
-    mpc::{Query, Report, Role, game},
+    mpc::{Query, Report, Role},
 };
 
 pub(super) struct Job {
@@ -92,7 +91,7 @@ impl Placement {
         let role = role_index(query.role);
         let root = query.is_root();
         let can = |w: &usize| self.up(*w, role) && self.takes(*w, root);
-        let position = game::hash(&query.position());
+        let position = query.game.hash_after(&query.line);
         if root {
             if let Some(w) = self.root.filter(can) {
                 return (w, position);
@@ -109,11 +108,7 @@ impl Placement {
         if let Some(w) = self.searched.get(&position).copied().filter(can) {
             return (w, position);
         }
-        let subtree = query.line.first().map(|&m| {
-            let mut after = query.game.position().clone();
-            after.play_unchecked(m);
-            game::hash(&after)
-        });
+        let subtree = query.line.first().map(|&m| query.game.hash_after(&[m]));
         if let Some(w) = subtree
             .and_then(|s| self.subtrees.get(&s).copied())
             .filter(can)
@@ -412,14 +407,15 @@ mod tests {
     use std::{sync::Arc, time::Duration};
 
     use super::*;
-    use crate::mpc::{ChildLimit, Game};
-    use shakmaty::Move;
+    use crate::mpc::{ChildLimit, Game, game};
+    use mpcmc_protocol::GameMove;
+    use shakmaty::{Move, Position};
 
     fn query(role: Role, line: Vec<Move>, game: &Arc<Game>) -> Query {
         Query {
             role,
             game: game.clone(),
-            line,
+            line: line.into_iter().map(GameMove::Board).collect(),
             limit: ChildLimit::Nodes(1),
             progress: None,
             ponderhit: None,
@@ -441,8 +437,8 @@ mod tests {
     #[tokio::test]
     async fn the_queue_serves_the_root_then_completions_then_starts() {
         let game = Arc::new(Game::default());
-        let m = game.position().legal_moves()[0];
-        let mut after = game.position().clone();
+        let m = game.position().expect("a board game").legal_moves()[0];
+        let mut after = game.position().expect("a board game").clone();
         after.play_unchecked(m);
         let w = after.legal_moves()[0];
         let queue = Queue::new(vec![[true, true]], Vec::new());
@@ -472,10 +468,10 @@ mod tests {
     #[tokio::test]
     async fn calls_go_where_their_subtree_was_searched() {
         let game = Arc::new(Game::default());
-        let moves = game.position().legal_moves();
+        let moves = game.position().expect("a board game").legal_moves();
         let (m0, m1, m2) = (moves[0], moves[1], moves[2]);
         let reply = |m: Move| {
-            let mut after = game.position().clone();
+            let mut after = game.position().expect("a board game").clone();
             after.play_unchecked(m);
             after.legal_moves()[0]
         };
@@ -500,7 +496,7 @@ mod tests {
                 .jobs
                 .values()
                 .filter(|j| j.prefer == w)
-                .map(|j| j.query.line.first().copied())
+                .map(|j| j.query.line.first().and_then(|m| m.board()))
                 .collect::<Vec<_>>()
         };
         assert_eq!(by_worker(0), vec![Some(m0), Some(m2)]);
@@ -508,11 +504,14 @@ mod tests {
         // Worker 0 takes its first; worker 1 takes its own (the evaluator
         // call first: more urgent), then, idle, one of busy worker 0's.
         let first = queue.pop(0).await;
-        assert_eq!(first.and_then(|j| j.query.line.first().copied()), Some(m0));
+        assert_eq!(
+            first.and_then(|j| j.query.line.first().and_then(|m| m.board())),
+            Some(m0)
+        );
         let mut served = Vec::new();
         for _ in 0..3 {
             let job = queue.pop(1).await;
-            served.push(job.and_then(|j| j.query.line.first().copied()));
+            served.push(job.and_then(|j| j.query.line.first().and_then(|m| m.board())));
         }
         assert_eq!(served, vec![Some(m1), Some(m1), Some(m2)]);
 
@@ -521,7 +520,7 @@ mod tests {
         let after = |g: &Game, m: Move| {
             let mut g = g.clone();
             let r = {
-                let mut p = g.position().clone();
+                let mut p = g.position().expect("a board game").clone();
                 p.play_unchecked(m);
                 p.legal_moves()[0]
             };
@@ -530,10 +529,13 @@ mod tests {
             Arc::new(g)
         };
         let next = after(&game, m1);
-        queue.searched_by(game::hash(next.position()), 1);
+        queue.searched_by(game::hash(next.position().expect("a board game")), 1);
         place(query(Role::Evaluator, vec![], &next));
-        let later = after(&next, next.position().legal_moves()[0]);
-        queue.searched_by(game::hash(later.position()), 0);
+        let later = after(
+            &next,
+            next.position().expect("a board game").legal_moves()[0],
+        );
+        queue.searched_by(game::hash(later.position().expect("a board game")), 0);
         place(query(Role::Evaluator, vec![], &later));
         let Ok(waiting) = queue.waiting.lock() else {
             panic!("queue lock")
@@ -552,7 +554,7 @@ mod tests {
     #[tokio::test]
     async fn a_worker_takes_only_calls_of_the_roles_it_serves() {
         let game = Arc::new(Game::default());
-        let moves = game.position().legal_moves();
+        let moves = game.position().expect("a board game").legal_moves();
         // Worker 0: the evaluator only; worker 1: the opponent only;
         // worker 2: both.
         let queue = Queue::new(vec![[true, false], [false, true], [true, true]], Vec::new());
@@ -604,7 +606,7 @@ mod tests {
     #[tokio::test]
     async fn the_root_worker_takes_the_root_searches_only() {
         let game = Arc::new(Game::default());
-        let moves = game.position().legal_moves();
+        let moves = game.position().expect("a board game").legal_moves();
         // Worker 0: the root; workers 1 and 2: both roles.
         let queue = Queue::new(vec![[true, false], [true, true], [true, true]], vec![0]);
         let mut receivers = Vec::new();

@@ -10,6 +10,7 @@ use std::{
 };
 
 use mpcmc_builtin::TranspositionTable;
+use mpcmc_protocol::game::Rules;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -172,6 +173,18 @@ impl Child {
         connect: &Connect,
     ) -> Result<Child, ChildError> {
         if is_builtin(&config.command) {
+            // It knows the rules of chess and shakmaty's variants only.
+            if config.variant.board().is_none() {
+                let offered: Vec<&str> = Rules::all()
+                    .filter(|r| r.board().is_some())
+                    .map(Rules::uci)
+                    .collect();
+                return Err(ChildError::NoVariant {
+                    engine: label,
+                    variant: config.variant,
+                    offered: offered.join(" "),
+                });
+            }
             Ok(Child::Builtin(InProcess::new(config, label, table)))
         } else {
             connect(config.clone(), label)

@@ -80,11 +80,12 @@ impl Search {
             Ok(r) if r.score.is_none() => {
                 return Err("the evaluator was stopped before its first iteration".to_owned());
             }
-            Ok(r) if self.candidates.contains(&r.best) => r,
+            Ok(r) if r.best.is_some_and(|b| self.candidates.contains(&b)) => r,
             Ok(r) => {
                 return Err(format!(
                     "the evaluator's move {} is not among the searchmoves",
-                    self.uci(r.best)
+                    r.best
+                        .map_or("(none)".to_owned(), |b| self.uci(b).to_string())
                 ));
             }
             // Given up at the move's cap (a loaded machine, a child slow
@@ -94,7 +95,7 @@ impl Search {
                 let latest = last.lock().unwrap_or_else(|e| e.into_inner()).take();
                 match latest.filter(|p| p.pv.first().is_some_and(|m| self.candidates.contains(m))) {
                     Some(p) => Report {
-                        best: p.pv[0],
+                        best: Some(p.pv[0]),
                         extra: p.extra,
                         score: p.score,
                         pv: p.pv,
@@ -113,7 +114,7 @@ impl Search {
         };
         let decision = Decision {
             cancelled: grace.is_some(),
-            ..Decision::of_root(report, rule)
+            ..Decision::of_root(report, rule).ok_or("the evaluator had no move")?
         };
         self.nodes += decision.stats.nodes;
         Ok(Outcome {

@@ -10,8 +10,8 @@ use mpcmc_builtin::{
     self as builtin,
     go::{self as builtin_go, BuiltinGo},
 };
-use mpcmc_protocol::{Go, output::Output};
-use shakmaty::variant::Variant;
+use mpcmc_protocol::game::Rules;
+use mpcmc_protocol::{GameMove, Go, output::Output};
 use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{ChildLimit, Decision, Game, Rule, Settings, Value, decision::Stats};
@@ -32,7 +32,7 @@ const FALLBACK_HASH_MB: usize = 1;
 /// same board has one key in every variant), and the variant it searched
 /// last.
 #[derive(Clone)]
-pub struct Fallback(Arc<Mutex<builtin::Engine>>, Arc<Mutex<Variant>>);
+pub struct Fallback(Arc<Mutex<builtin::Engine>>, Arc<Mutex<Rules>>);
 
 impl Default for Fallback {
     fn default() -> Fallback {
@@ -55,7 +55,7 @@ impl Fallback {
         ponderhit: CancellationToken,
     ) -> BuiltinGo {
         let clear = match self.1.lock() {
-            Ok(mut last) => std::mem::replace(&mut *last, game.variant()) != game.variant(),
+            Ok(mut last) => std::mem::replace(&mut *last, game.rules()) != game.rules(),
             Err(_) => true,
         };
         BuiltinGo {
@@ -119,11 +119,11 @@ impl Search {
         let best = outcome.best?;
         self.nodes += outcome.nodes;
         let decision = Decision {
-            best,
+            best: GameMove::Board(best),
             extra: Default::default(),
-            ponder: outcome.ponder,
+            ponder: outcome.ponder.map(GameMove::Board),
             value: outcome.score.map(Value::from_uci),
-            pv: outcome.pv,
+            pv: outcome.pv.into_iter().map(GameMove::Board).collect(),
             rule: Rule::BuiltinFallback,
             lookahead_choice: None,
             evaluator_choice: None,

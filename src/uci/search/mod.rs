@@ -33,8 +33,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mpcmc_protocol::{GameMove, MoveText};
 use mpcmc_protocol::{Go, output::Output};
-use shakmaty::{Move, Position, uci::UciMove};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -108,9 +108,28 @@ pub async fn run(req: GoRequest) {
     }
 }
 
-async fn decide_and_answer(req: GoRequest) {
+async fn decide_and_answer(mut req: GoRequest) {
     if let Ok(mut lateness) = req.lateness.lock() {
         lateness.on_go(&req.game, &req.go);
+    }
+    if req.game.position().is_none() {
+        // A game by a child's rules: its moves, from the child.
+        match req.pool.list(&req.game).await {
+            Ok(listed) => {
+                for note in listed.notes {
+                    req.out.info_string(note);
+                }
+                req.game = Arc::new(listed.game);
+            }
+            Err(e) => req.out.info_string(format!(
+                "the legal moves of this {} position could not be listed: {e}",
+                req.game.rules()
+            )),
+        }
+        if req.game.legal_moves().is_empty() {
+            req.out.bestmove(&req.game, None, None);
+            return;
+        }
     }
     let mut search = Search::new(req);
     // Pondering, the last move is our guess: counted once it is played.
@@ -126,10 +145,7 @@ async fn decide_and_answer(req: GoRequest) {
         search.think_like_a_person(effort).await;
         search.wait_for_release().await;
         let game = &search.req.game;
-        search
-            .req
-            .out
-            .bestmove(game.position(), Some(mv), None, game.castling_mode());
+        search.req.out.bestmove(game, Some(mv), None);
         return;
     }
     let decision = search.decide().await;
@@ -159,10 +175,7 @@ async fn decide_and_answer(req: GoRequest) {
         None => (search.candidates.first().copied(), None),
     };
     let game = &search.req.game;
-    search
-        .req
-        .out
-        .bestmove(game.position(), best, ponder, game.castling_mode());
+    search.req.out.bestmove(game, best, ponder);
     // How late, for the next moves' margin: a pondered move is not
     // measured (the GUI's clock ran from `ponderhit`).
     if !pondering
@@ -220,7 +233,7 @@ struct Search {
     /// This move's clock, resolved once when the `go` arrives (its
     /// overhead read then: [`Search::overhead_now`]).
     clock: MoveClock,
-    candidates: Vec<Move>,
+    candidates: Vec<GameMove>,
     /// Nodes over all passes of this `go`.
     nodes: u64,
     /// Every round of this `go`, for the trace (kept only when
@@ -238,21 +251,20 @@ impl Search {
             req.game.clone(),
             &req.options,
         );
-        let pos = req.game.position();
-        let legal: Vec<Move> = pos.legal_moves().into_iter().collect();
-        let mut candidates: Vec<Move> = Vec::new();
+        let legal = req.game.legal_moves();
+        let mut candidates: Vec<GameMove> = Vec::new();
         for uci in &req.go.searchmoves {
-            match uci.to_move(pos) {
-                Ok(m) if !candidates.contains(&m) => candidates.push(m),
-                Ok(_) => {}
-                Err(_) => pane.notice(format!("searchmoves: '{uci}' is not legal here; ignored")),
+            match req.game.read_after(&[], uci) {
+                Some(m) if !candidates.contains(&m) => candidates.push(m),
+                Some(_) => {}
+                None => pane.notice(format!("searchmoves: '{uci}' is not legal here; ignored")),
             }
         }
         if candidates.is_empty() {
             candidates = legal;
         }
         let overhead = Search::overhead_now(&req);
-        let clock = MoveClock::new(&req.go, pos.turn(), overhead);
+        let clock = MoveClock::new(&req.go, req.game.turn(), overhead);
         Search {
             req,
             pane,
@@ -264,8 +276,8 @@ impl Search {
         }
     }
 
-    fn uci(&self, m: Move) -> UciMove {
-        UciMove::from_move(m, self.req.game.castling_mode())
+    fn uci(&self, m: GameMove) -> MoveText {
+        m.text(self.req.game.castling_mode())
     }
 
     /// How wide a deeper level is ([`branching`]).
@@ -374,7 +386,7 @@ impl Search {
 
     /// The evaluator's move here as the previous decision found it, if the
     /// game went as it predicted.
-    fn anchor_hint(&self) -> Option<Move> {
+    fn anchor_hint(&self) -> Option<GameMove> {
         let carry = self.req.carry.lock().ok()?;
         carry.anchor_hint(&self.req.game, &self.candidates)
     }
@@ -382,33 +394,34 @@ impl Search {
     /// A move drawn from the opening book, weighted as it says, when one
     /// is open and has a move here that `go` allows (analysis, `go
     /// infinite`, searches instead). An `info string` names it.
-    fn book_move(&self) -> Option<Move> {
+    fn book_move(&self) -> Option<GameMove> {
         let book = self.req.book.as_ref().filter(|_| !self.req.go.infinite)?;
         // Books are of chess games.
         let pos = self.req.game.chess()?;
         let moves: Vec<_> = book
             .moves(pos)
             .into_iter()
-            .filter(|b| self.candidates.contains(&b.mv))
+            .filter(|b| self.candidates.contains(&GameMove::Board(b.mv)))
             .collect();
         let chosen = book::draw(&moves, self.random())?;
         let total: u32 = moves.iter().map(|b| b.weight).sum();
         self.pane.notice(format!(
             "book move {} (weight {} of {total}, {} book moves here)",
-            self.uci(chosen.mv),
+            self.uci(GameMove::Board(chosen.mv)),
             chosen.weight,
             moves.len()
         ));
-        Some(chosen.mv)
+        Some(GameMove::Board(chosen.mv))
     }
 
     /// The tables' move when they hold the root (few pieces, no castling
     /// rights) and `go` allows it: exact, so no search. Its line shows the
     /// tables' value (a `cp` above 20000 for a win) and `tbhits`.
-    fn tablebase_move(&self) -> Option<Move> {
+    fn tablebase_move(&self) -> Option<GameMove> {
         let tables = self.req.tables.as_ref()?;
         // Syzygy tables are chess's.
         let (mv, value) = tables.best_move(self.req.game.chess()?)?;
+        let mv = GameMove::Board(mv);
         if !self.candidates.contains(&mv) {
             return None;
         }

@@ -9,7 +9,6 @@ use std::{
     time::Instant,
 };
 
-use shakmaty::uci::UciMove;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -58,9 +57,9 @@ impl Search {
             let nodes: u64 = c.calls.iter().map(|r| r.nodes).sum();
             answered.fetch_add(nodes, Ordering::Relaxed);
             pane.currmove(c.mv, done);
-            let mv = UciMove::from_move(c.mv, castling);
+            let mv = c.mv.text(castling);
             if debug {
-                let reply = c.reply.map(|r| UciMove::from_move(r, castling).to_string());
+                let reply = c.reply.map(|r| r.text(castling).to_string());
                 let what = match (c.value, &c.failure) {
                     (Some(v), _) => format!("value {v}"),
                     (None, Some(f)) => f.to_string(),
@@ -196,8 +195,8 @@ impl Search {
             let root = || {
                 root_seen
                     .get()
-                    .filter(|r| candidates.contains(&r.best))
-                    .map(|r| Decision::of_root(r, Rule::EvaluatorFallback))
+                    .filter(|r| r.best.is_some_and(|b| candidates.contains(&b)))
+                    .and_then(|r| Decision::of_root(r, Rule::EvaluatorFallback))
             };
             last_complete.or_else(root).map(|d| Decision {
                 cancelled: true,

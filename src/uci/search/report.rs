@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use shakmaty::Move;
+use mpcmc_protocol::GameMove;
 
 use crate::{
     mpc::{Candidate, Decision, Progress, ProgressSink, Rule, Value},
@@ -135,7 +135,7 @@ impl Search {
     /// rounds.
     pub(super) fn how(&self, o: &Outcome) -> String {
         let d = &o.decision;
-        let show = |c: Option<(Move, Value)>| match c {
+        let show = |c: Option<(GameMove, Value)>| match c {
             Some((m, v)) => format!("{} {v}", self.uci(m)),
             None => "-".to_owned(),
         };

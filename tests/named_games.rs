@@ -1,0 +1,194 @@
+//! The games mpcmc knows by their `UCI_Variant` name only (xiangqi, shogi,
+//! makruk and the other [`Rules::NAMED`]): the child lists the legal moves
+//! and ends the game, the lookahead runs over its move tokens, and pyffish
+//! (Fairy-Stockfish's rules as a Python package, apart from the child
+//! mpcmc asks) referees whole games. CI installs Fairy-Stockfish and
+//! pyffish (`scripts/test`); without them these tests fail.
+
+mod common;
+
+use std::{path::Path, process::Command};
+
+use common::{Mpcmc, SECOND};
+use mpcmc::protocol::game::Rules;
+
+/// Fairy-Stockfish as Debian installs it.
+fn fairy_stockfish() -> &'static str {
+    let path = "/usr/games/fairy-stockfish";
+    assert!(
+        Path::new(path).is_file(),
+        "these tests need Fairy-Stockfish at {path}: apt-get install -y fairy-stockfish"
+    );
+    path
+}
+
+/// mpcmc over Fairy-Stockfish, as one command line.
+fn over_fairy_stockfish() -> String {
+    format!(
+        "{} --evaluator={fsf} --opponent={fsf}",
+        env!("CARGO_BIN_EXE_mpcmc"),
+        fsf = fairy_stockfish()
+    )
+}
+
+/// Plays a game of each of `variants` through `tests/python/named_games.py`
+/// (mpcmc over Fairy-Stockfish against Fairy-Stockfish, up to `plies`);
+/// returns its report.
+fn play(plies: usize, variants: &[&str]) -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/named_games.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(over_fairy_stockfish())
+        .arg(fairy_stockfish())
+        .arg(plies.to_string())
+        .args(variants)
+        .output()
+        .expect("python3 runs (scripts/test installs pyffish)");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains("named games: ok"),
+        "named games failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    for variant in variants {
+        assert!(
+            stdout.contains(&format!("{variant}: mpcmc")),
+            "{variant}:\n{stdout}"
+        );
+    }
+    stdout
+}
+
+/// Every game offered, 40 plies each: every move of mpcmc's on pyffish's
+/// list.
+#[test]
+fn every_named_game_is_played_legally() {
+    let report = play(40, &Rules::NAMED);
+    eprintln!("{report}");
+}
+
+/// Xiangqi and minishogi, long games (most end before 300 plies: where
+/// one does, it ended where pyffish ends it and mpcmc answered the final
+/// position with no move; the end itself is pinned down by
+/// `a_stalemate_in_xiangqi_is_a_win`).
+#[test]
+fn xiangqi_and_minishogi_long_games_are_legal() {
+    let report = play(300, &["xiangqi", "minishogi"]);
+    eprintln!("{report}");
+}
+
+/// mpcmc over Fairy-Stockfish, set to play `variant`.
+fn playing(variant: &str) -> Mpcmc {
+    let fsf = format!("--evaluator={}", fairy_stockfish());
+    let opponent = format!("--opponent={}", fairy_stockfish());
+    let mut e = Mpcmc::start(&[&fsf, &opponent]);
+    e.handshake();
+    e.send(&format!("setoption name UCI_Variant value {variant}"));
+    e
+}
+
+/// In xiangqi a side without a move has lost, in check or not: red wins by
+/// stalemating (`g2f2`, `a9f9`) as by mating (`g2g10`) — a chess engine's
+/// rules would call two of them draws. The child's `bestmove (none)`
+/// after each says so, and mpcmc plays one and calls it a mate.
+#[test]
+fn a_stalemate_in_xiangqi_is_a_win() {
+    let mut e = playing("xiangqi");
+    e.send("position fen 4k4/R8/9/9/9/9/9/9/6R2/3K5 w - - 0 1");
+    e.send("go nodes 20000");
+    let (mv, lines) = e.bestmove(60 * SECOND);
+    assert!(
+        ["g2f2", "a9f9", "g2g10"].contains(&mv.as_str()),
+        "{mv}: {lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info") && l.contains("score mate 1")),
+        "{lines:#?}"
+    );
+    // The position after it has no move: no move, and the game lost.
+    e.send("position fen 4k4/R8/9/9/9/9/9/9/6R2/3K5 w - - 0 1 moves g2f2");
+    e.send("go nodes 20000");
+    let (mv, lines) = e.bestmove(60 * SECOND);
+    assert_eq!(mv, "(none)", "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 0")),
+        "{lines:#?}"
+    );
+    e.quit();
+}
+
+/// A move the child does not list is said, and the position stops before
+/// it; the next position is searched as the GUI sends it.
+#[test]
+fn a_move_the_child_does_not_list_is_refused() {
+    let mut e = playing("shogi");
+    e.send("position startpos moves c3c4 z9z9 e7e6");
+    e.send("go nodes 3000");
+    let (mv, lines) = e.bestmove(60 * SECOND);
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string")
+            && l.contains("'z9z9' (move 2)")
+            && l.contains("position set to the moves before it")),
+        "{lines:#?}"
+    );
+    // Black to move after c3c4: a black move (ranks 7 to 9, or a drop).
+    let legal = Command::new("python3")
+        .args([
+            "-c",
+            "import pyffish as sf, sys; print(' '.join(sf.legal_moves('shogi', sf.start_fen('shogi'), ['c3c4'])))",
+        ])
+        .output()
+        .expect("pyffish");
+    let legal = String::from_utf8_lossy(&legal.stdout).into_owned();
+    assert!(
+        legal.split_whitespace().any(|m| m == mv),
+        "{mv} not in {legal}"
+    );
+    e.quit();
+}
+
+/// Without a child that plays it, a named game is refused once and every
+/// `go` is answered with no move: the built-in engine knows only chess and
+/// shakmaty's variants (and `mpcmc engine` does not offer the others).
+#[test]
+fn a_named_game_without_its_child_is_refused() {
+    let mut e = Mpcmc::start(&[]);
+    e.handshake();
+    e.send("setoption name UCI_Variant value xiangqi");
+    e.send("isready");
+    let lines = e.until("readyok", 15 * SECOND);
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string")
+            && l.contains("UCI_Variant xiangqi refused")
+            && l.contains("no engine here plays it")),
+        "{lines:#?}"
+    );
+    e.send("position startpos moves h3e3");
+    e.send("go nodes 1000");
+    let (mv, lines) = e.bestmove(30 * SECOND);
+    assert_eq!(mv, "(none)", "{lines:#?}");
+    e.quit();
+
+    let mut alone = Mpcmc::start(&["engine"]);
+    alone.send("uci");
+    let lines = alone.until("uciok", 5 * SECOND);
+    let combo = lines
+        .iter()
+        .find(|l| l.contains("name UCI_Variant "))
+        .expect("UCI_Variant");
+    assert!(
+        combo.contains("var atomic") && !combo.contains("xiangqi"),
+        "{combo}"
+    );
+    alone.send("setoption name UCI_Variant value xiangqi");
+    alone.send("isready");
+    let lines = alone.until("readyok", 5 * SECOND);
+    assert!(
+        lines.iter().any(|l| l.contains("UCI_Variant")),
+        "{lines:#?}"
+    );
+    alone.quit();
+}
