@@ -7,20 +7,10 @@
 
 mod common;
 
-use std::{path::Path, process::Command};
+use std::process::Command;
 
-use common::{Mpcmc, SECOND};
+use common::{Mpcmc, SECOND, fairy_stockfish, referee};
 use mpcmc::protocol::game::Rules;
-
-/// Fairy-Stockfish as Debian installs it.
-fn fairy_stockfish() -> &'static str {
-    let path = "/usr/games/fairy-stockfish";
-    assert!(
-        Path::new(path).is_file(),
-        "these tests need Fairy-Stockfish at {path}: apt-get install -y fairy-stockfish"
-    );
-    path
-}
 
 /// mpcmc over Fairy-Stockfish, as one command line.
 fn over_fairy_stockfish() -> String {
@@ -35,29 +25,13 @@ fn over_fairy_stockfish() -> String {
 /// (mpcmc over Fairy-Stockfish against Fairy-Stockfish, up to `plies`);
 /// returns its report.
 fn play(plies: usize, variants: &[&str]) -> String {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/named_games.py");
-    let output = Command::new("python3")
-        .arg(script)
-        .arg(over_fairy_stockfish())
-        .arg(fairy_stockfish())
-        .arg(plies.to_string())
-        .args(variants)
-        .output()
-        .expect("python3 runs (scripts/test installs pyffish)");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success() && stdout.contains("named games: ok"),
-        "named games failed ({}):\n{stdout}\n{stderr}",
-        output.status
-    );
-    for variant in variants {
-        assert!(
-            stdout.contains(&format!("{variant}: mpcmc")),
-            "{variant}:\n{stdout}"
-        );
-    }
-    stdout
+    let mut args = vec![
+        over_fairy_stockfish(),
+        fairy_stockfish().to_owned(),
+        plies.to_string(),
+    ];
+    args.extend(variants.iter().map(|v| v.to_string()));
+    referee("named_games.py", &args, "named games: ok", variants)
 }
 
 /// Every game offered, 40 plies each: every move of mpcmc's on pyffish's
@@ -109,14 +83,7 @@ fn a_stalemate_in_xiangqi_is_a_win() {
         "{lines:#?}"
     );
     // The position after it has no move: no move, and the game lost.
-    e.send("position fen 4k4/R8/9/9/9/9/9/9/6R2/3K5 w - - 0 1 moves g2f2");
-    e.send("go nodes 20000");
-    let (mv, lines) = e.bestmove(60 * SECOND);
-    assert_eq!(mv, "(none)", "{lines:#?}");
-    assert!(
-        lines.iter().any(|l| l.contains("score mate 0")),
-        "{lines:#?}"
-    );
+    e.assert_lost_at("position fen 4k4/R8/9/9/9/9/9/9/6R2/3K5 w - - 0 1 moves g2f2");
     e.quit();
 }
 

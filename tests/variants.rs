@@ -7,19 +7,9 @@
 
 mod common;
 
-use std::{path::Path, process::Command};
+use std::process::Command;
 
-use common::{Mpcmc, SECOND};
-
-/// Fairy-Stockfish as Debian installs it.
-fn fairy_stockfish() -> &'static str {
-    let path = "/usr/games/fairy-stockfish";
-    assert!(
-        Path::new(path).is_file(),
-        "these tests need Fairy-Stockfish at {path}: apt-get install -y fairy-stockfish"
-    );
-    path
-}
+use common::{Mpcmc, SECOND, fairy_stockfish, referee};
 
 /// mpcmc with `flags`, after `uci`, set to play `variant`.
 fn playing(variant: &str, flags: &[&str]) -> Mpcmc {
@@ -43,29 +33,9 @@ fn variant_position(
 /// Plays one game of each of `variants` through `tests/python/variants.py`
 /// between `ours` (mpcmc's command line) and `theirs`; returns its report.
 fn play(ours: &str, theirs: &str, variants: &[&str]) -> String {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/variants.py");
-    let output = Command::new("python3")
-        .arg(script)
-        .arg(ours)
-        .arg(theirs)
-        .args(variants)
-        .output()
-        .expect("python3 runs (CI installs python-chess)");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success() && stdout.contains("variants: ok"),
-        "variant games failed ({}):\n{stdout}\n{stderr}",
-        output.status
-    );
-    // Every game was played to its end or to the move limit, and said so.
-    for variant in variants {
-        assert!(
-            stdout.contains(&format!("{variant}: mpcmc")),
-            "{variant}:\n{stdout}"
-        );
-    }
-    stdout
+    let mut args = vec![ours.to_owned(), theirs.to_owned()];
+    args.extend(variants.iter().map(|v| v.to_string()));
+    referee("variants.py", &args, "variants: ok", variants)
 }
 
 /// Over Fairy-Stockfish, against Fairy-Stockfish, one game of each variant
@@ -189,13 +159,8 @@ fn an_atomic_win_by_explosion_is_seen_and_played() {
     let (mv, lines) = e.bestmove(30 * SECOND);
     assert_eq!(mv, "g5f7", "{lines:#?}");
     // After it the game is over: no move, the root's score first.
-    e.send("position fen rnbqkbnr/pppppppp/8/6N1/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 1 moves g5f7");
-    e.send("go nodes 1000");
-    let (mv, lines) = e.bestmove(30 * SECOND);
-    assert_eq!(mv, "(none)", "{lines:#?}");
-    assert!(
-        lines.iter().any(|l| l.contains("score mate 0")),
-        "{lines:#?}"
+    e.assert_lost_at(
+        "position fen rnbqkbnr/pppppppp/8/6N1/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 1 moves g5f7",
     );
     e.quit();
 }

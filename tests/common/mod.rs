@@ -26,6 +26,44 @@ pub fn stockfish() -> &'static str {
     path
 }
 
+/// Fairy-Stockfish as Debian installs it: the variant tests' child and
+/// opponent. CI installs it (`apt-get install -y fairy-stockfish`).
+pub fn fairy_stockfish() -> &'static str {
+    let path = "/usr/games/fairy-stockfish";
+    assert!(
+        Path::new(path).is_file(),
+        "these tests need Fairy-Stockfish at {path}: apt-get install -y fairy-stockfish"
+    );
+    path
+}
+
+/// Runs the Python referee `tests/python/<script>` with `args` and returns
+/// what it printed, failing the test unless it exited well and printed
+/// `ok_line`, and printed a line starting `<game>: mpcmc` for each of
+/// `games` (every game was played and reported).
+pub fn referee(script: &str, args: &[String], ok_line: &str, games: &[&str]) -> String {
+    let path = format!("{}/tests/python/{script}", env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new("python3")
+        .arg(&path)
+        .args(args)
+        .output()
+        .expect("python3 runs (scripts/test installs python-chess and pyffish)");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains(ok_line),
+        "{script} failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    for game in games {
+        assert!(
+            stdout.contains(&format!("{game}: mpcmc")),
+            "{game}:\n{stdout}"
+        );
+    }
+    stdout
+}
+
 /// A real child process for fault tests, in POSIX `sh`, as a child command
 /// line: it answers `uci` (after running `on_uci`, shell commands ending in
 /// `;`, or nothing) and `isready`, runs `on_go` on every `go`, ignores
@@ -208,6 +246,20 @@ impl Mpcmc {
         // (READY_WAIT); the rest is slack for a loaded machine.
         self.until("readyok", Duration::from_secs(10));
         lines
+    }
+
+    /// At `position`, a finished game lost by the side to move, a `go`
+    /// is answered as Stockfish answers it: `score mate 0`, then
+    /// `bestmove (none)`.
+    pub fn assert_lost_at(&mut self, position: &str) {
+        self.send(position);
+        self.send("go nodes 1000");
+        let (mv, lines) = self.bestmove(60 * SECOND);
+        assert_eq!(mv, "(none)", "{lines:#?}");
+        assert!(
+            lines.iter().any(|l| l.contains("score mate 0")),
+            "{lines:#?}"
+        );
     }
 
     /// Waits for the `bestmove` line and returns its move text.
