@@ -157,6 +157,12 @@ fn main() -> anyhow::Result<()> {
                     flag_name(name)
                 );
             }
+            if options.variant.board().is_none() {
+                anyhow::bail!(
+                    "--uci-variant={}: the built-in engine alone plays chess and the lichess variants",
+                    options.variant
+                );
+            }
             serve(runtime, Standalone::new(EngineAlone(options)))
         }
         None => serve(runtime, Meta::new(options)),

@@ -42,9 +42,9 @@ fn every_named_game_is_played_legally() {
     eprintln!("{report}");
 }
 
-/// Xiangqi and minishogi, long games (most end before 300 plies: where
-/// one does, it ended where pyffish ends it and mpcmc answered the final
-/// position with no move; the end itself is pinned down by
+/// Xiangqi and minishogi, long games: every move legal for up to 300
+/// plies (the referee stops a game where pyffish ends it; whether one ends
+/// is not asserted: the end itself is pinned down by
 /// `a_stalemate_in_xiangqi_is_a_win`).
 #[test]
 fn xiangqi_and_minishogi_long_games_are_legal() {
@@ -83,7 +83,15 @@ fn a_stalemate_in_xiangqi_is_a_win() {
         "{lines:#?}"
     );
     // The position after it has no move: no move, and the game lost.
-    e.assert_lost_at("position fen 4k4/R8/9/9/9/9/9/9/6R2/3K5 w - - 0 1 moves g2f2");
+    let over = "position fen 4k4/R8/9/9/9/9/9/9/6R2/3K5 w - - 0 1 moves g2f2";
+    e.assert_lost_at(over);
+    // Pondering there, the answer still waits for `ponderhit`.
+    e.send(over);
+    e.send("go ponder nodes 1000");
+    e.silent("bestmove", 2 * SECOND);
+    e.send("ponderhit");
+    let (mv, lines) = e.bestmove(30 * SECOND);
+    assert_eq!(mv, "(none)", "{lines:#?}");
     e.quit();
 }
 
@@ -137,6 +145,12 @@ fn a_named_game_without_its_child_is_refused() {
     e.send("go nodes 1000");
     let (mv, lines) = e.bestmove(30 * SECOND);
     assert_eq!(mv, "(none)", "{lines:#?}");
+    // `go infinite` answers only at `stop`, with no move either.
+    e.send("go infinite");
+    e.silent("bestmove", 2 * SECOND);
+    e.send("stop");
+    let (mv, lines) = e.bestmove(30 * SECOND);
+    assert_eq!(mv, "(none)", "{lines:#?}");
     e.quit();
 
     let mut alone = Mpcmc::start(&["engine"]);
@@ -154,8 +168,27 @@ fn a_named_game_without_its_child_is_refused() {
     alone.send("isready");
     let lines = alone.until("readyok", 5 * SECOND);
     assert!(
-        lines.iter().any(|l| l.contains("UCI_Variant")),
+        lines
+            .iter()
+            .any(|l| l.contains("UCI_Variant") && l.contains("xiangqi")),
         "{lines:#?}"
     );
+    // Still chess: 1. e4 is legal.
+    alone.send("position startpos moves e2e4");
+    alone.send("go nodes 1000");
+    let (mv, lines) = alone.bestmove(30 * SECOND);
+    common::assert_legal(&common::position(None, &["e2e4"]), &mv);
+    assert!(!lines.is_empty());
     alone.quit();
+    // Nor can a flag make it play one.
+    let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+        .args(["engine", "--uci-variant=xiangqi"])
+        .output()
+        .expect("mpcmc runs");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--uci-variant=xiangqi"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

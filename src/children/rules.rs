@@ -24,9 +24,6 @@ use crate::{
 /// child answers `bestmove (none)` with the game's result at once.
 const END_NODES: u64 = 1;
 
-/// How long a failed child is given to quit.
-const QUIT_FAILED: Duration = Duration::from_millis(200);
-
 /// How many positions' lists are kept before they are forgotten.
 const KEPT_LISTS: usize = 4096;
 
@@ -80,15 +77,9 @@ impl RulesChild {
         if state.lists.len() > KEPT_LISTS {
             state.lists.clear();
         }
-        let result = self.check(&mut state, game, listed).await;
-        if result.is_err() {
-            // A child that failed is not asked again: the next list
-            // starts a new one.
-            if let Some(client) = state.client.take() {
-                client.quit(QUIT_FAILED).await;
-            }
-        }
-        result
+        // A child that failed was dropped (its process ended): the next
+        // list starts a new one.
+        self.check(&mut state, game, listed).await
     }
 
     async fn check(
@@ -143,7 +134,9 @@ impl RulesChild {
         if let Some(list) = state.lists.get(&key) {
             return Ok(list.clone());
         }
-        let list = self.client(state).await?.perft(game).await?;
+        let mut client = self.client(state, game).await?;
+        let list = client.perft(game).await?;
+        state.client = Some(client);
         state.lists.insert(key, list.clone());
         Ok(list)
     }
@@ -152,36 +145,43 @@ impl RulesChild {
     /// minimal search of the child scores it.
     async fn end(&self, state: &mut State, game: &Arc<Game>) -> Result<VariantEnd, ChildError> {
         let query = Query::root(game.clone(), ChildLimit::Nodes(END_NODES));
-        let client = self.client(state).await?;
-        match client.search(&query, &CancellationToken::new()).await {
-            Ok(report) => Ok(Value::end_of(report.score)),
-            Err(SearchError::Child(e)) => Err(e),
-            Err(e) => Err(ChildError::BadAnswer {
-                engine: client.label().to_owned(),
-                line: String::new(),
-                fen: game.describe_after(&[]),
-                reason: format!("scoring a position without moves: {e}"),
-            }),
-        }
-    }
-
-    /// The child, started when first needed (and again after it failed).
-    async fn client<'a>(&self, state: &'a mut State) -> Result<&'a mut Client, ChildError> {
-        let client = match state.client.take() {
-            Some(client) => client,
-            None => {
-                let Some(config) = self.config.clone() else {
-                    return Err(ChildError::NoVariant {
-                        engine: "the pool".to_owned(),
-                        variant: mpcmc_protocol::game::Rules::default(),
-                        offered: "no evaluator to list the moves".to_owned(),
-                    });
-                };
-                let label = format!("rules ({})", config.command);
-                (self.connect)(config, label).await?
+        let mut client = self.client(state, game).await?;
+        let report = match client.search(&query, &CancellationToken::new()).await {
+            Ok(report) => report,
+            Err(SearchError::Child(e)) => return Err(e),
+            Err(e) => {
+                return Err(ChildError::BadAnswer {
+                    engine: client.label().to_owned(),
+                    line: String::new(),
+                    fen: game.describe_after(&[]),
+                    reason: format!("scoring a position without moves: {e}"),
+                });
             }
         };
-        Ok(state.client.insert(client))
+        state.client = Some(client);
+        Ok(Value::end_of(report.score))
+    }
+
+    /// The child, started when first needed (and again after it failed),
+    /// taken out for a call: a call that fails or is dropped half-way
+    /// drops it (its process ends), so no later call reads its answers.
+    async fn client(&self, state: &mut State, game: &Game) -> Result<Client, ChildError> {
+        if let Some(client) = state.client.take() {
+            return Ok(client);
+        }
+        let Some(mut config) = self.config.clone() else {
+            return Err(ChildError::NoVariant {
+                engine: "the pool".to_owned(),
+                variant: game.rules(),
+                offered: "no evaluator to list the moves".to_owned(),
+            });
+        };
+        // It lists moves: no hash share, one thread.
+        for (name, value) in [("Hash", "1"), ("Threads", "1")] {
+            config.options.push((name.to_owned(), value.to_owned()));
+        }
+        let label = format!("rules ({})", config.command);
+        (self.connect)(config, label).await
     }
 
     /// Quits the child, if one was started.

@@ -42,6 +42,14 @@ pub struct BuiltinGo {
 
 /// Runs the `go` to its one `bestmove`.
 pub async fn run(req: BuiltinGo) {
+    if req.game.position().is_none() && req.go.ends_when_told() {
+        // No search of a game by a child's rules: the answer still waits
+        // to be told, as a search's would.
+        tokio::select! {
+            () = req.stop.cancelled() => {}
+            () = req.ponderhit.cancelled(), if req.go.ponder => {}
+        }
+    }
     let outcome = search(&req).await;
     // Only a finished game has no move; a search that failed otherwise is
     // still answered with a legal move.

@@ -113,8 +113,13 @@ async fn decide_and_answer(mut req: GoRequest) {
         lateness.on_go(&req.game, &req.go);
     }
     if req.game.position().is_none() {
-        // A game by a child's rules: its moves, from the child.
-        match req.pool.list(&req.game).await {
+        // A game by a child's rules: its moves, from the child (a second
+        // child when the first failed: `list` quit it).
+        let listed = match req.pool.list(&req.game).await {
+            Ok(listed) => Ok(listed),
+            Err(_) => req.pool.list(&req.game).await,
+        };
+        match listed {
             Ok(listed) => {
                 for note in listed.notes {
                     req.out.info_string(note);
@@ -126,12 +131,15 @@ async fn decide_and_answer(mut req: GoRequest) {
                 req.game.rules()
             )),
         }
-        if req.game.legal_moves().is_empty() {
-            req.out.bestmove(&req.game, None, None);
-            return;
-        }
     }
     let mut search = Search::new(req);
+    if search.candidates.is_empty() && search.req.game.position().is_none() {
+        // A game by a child's rules that ended here (or whose moves could
+        // not be listed): no move, when the GUI wants the answer.
+        search.wait_for_release().await;
+        search.req.out.bestmove(&search.req.game, None, None);
+        return;
+    }
     // Pondering, the last move is our guess: counted once it is played.
     let pondering = search.req.go.ponder;
     if !pondering {
