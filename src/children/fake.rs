@@ -21,7 +21,9 @@
 //! - `--deaf-after-ucinewgame`: once sent `ucinewgame`, never answer
 //!   `isready` again;
 //! - `--latin1`: print `info string caf\xe9` (Latin-1, not UTF-8) before
-//!   every real line.
+//!   every real line;
+//! - `--perft=m1,m2[/n]`: answer `go perft 1` with `m1: 1` … and `Nodes
+//!   searched: n` (the count of moves unless given).
 //!
 //! As any UCI engine, it answers `go ponder` only after `ponderhit` or
 //! `stop`.
@@ -54,6 +56,8 @@ pub struct Fake {
     endless_line_on_go: bool,
     latin1: bool,
     deaf_after_ucinewgame: bool,
+    /// `go perft 1`'s moves and the count it claims.
+    perft: Option<(Vec<String>, usize)>,
 }
 
 /// Every line the fakes of a test received, in order.
@@ -104,6 +108,11 @@ impl Fake {
                         fake.best = Some(m.to_owned());
                     } else if let Some(m) = arg.strip_prefix("--ponder=") {
                         fake.ponder = Some(m.to_owned());
+                    } else if let Some(list) = arg.strip_prefix("--perft=") {
+                        let (moves, count) = list.split_once('/').unwrap_or((list, ""));
+                        let moves: Vec<String> = moves.split(',').map(str::to_owned).collect();
+                        let count = count.parse().unwrap_or(moves.len());
+                        fake.perft = Some((moves, count));
                     } else if let Some(n) = arg.strip_prefix("--mate=") {
                         fake.mate = Some(n.parse().expect("fake engine: --mate=<n>"));
                     } else {
@@ -178,6 +187,12 @@ impl Fake {
                 "isready" if new_game && self.deaf_after_ucinewgame => {}
                 "isready" => out.push("readyok".to_owned()),
                 "go" if self.crash_on_go => return Ok(()),
+                "go" if line.contains("perft") => {
+                    let (moves, count) = self.perft.clone().unwrap_or_default();
+                    out.extend(moves.iter().map(|m| format!("{m}: 1")));
+                    out.push(String::new());
+                    out.push(format!("Nodes searched: {count}"));
+                }
                 "go" if self.endless_line_on_go => loop {
                     // Ends when the client closes the pipe.
                     writer.write_all(&[b'0'; 4096]).await?;

@@ -1149,3 +1149,34 @@ async fn a_child_deaf_after_ucinewgame_costs_the_search_its_stall_deadline() {
     );
     pool.shutdown().await;
 }
+
+/// `go perft 1` read into the position's moves, tokens of any board kept
+/// whole; a count that disagrees with the lines is a bad answer.
+#[tokio::test]
+async fn perft_lists_the_moves_and_checks_their_count() {
+    let heard = Heard::default();
+    let xiangqi = || {
+        Arc::new(Game::named(
+            "xiangqi",
+            mpcmc_protocol::StartPosition::Startpos,
+            &[],
+        ))
+    };
+    let mut c = client("--perft=h3h10,b1c3,P@e5", "lister", &heard).await;
+    let moves = c.perft(&xiangqi()).await.expect("a list");
+    let moves: Vec<String> = moves.iter().map(|m| m.to_string()).collect();
+    assert_eq!(moves, ["h3h10", "b1c3", "P@e5"]);
+    assert!(
+        heard.lines().iter().any(|l| l == "go perft 1"),
+        "{:?}",
+        heard.lines()
+    );
+    let mut c = client("--perft=h3h10,b1c3/3", "miscounter", &heard).await;
+    match c.perft(&xiangqi()).await {
+        Err(ChildError::BadAnswer { line, reason, .. }) => {
+            assert_eq!(line, "Nodes searched: 3");
+            assert!(reason.contains("2 moves listed"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
