@@ -122,7 +122,10 @@ try:
     se = math.sqrt(sum((x - m) ** 2 for x in scores) / n / n)
 
     def elo(p):
-        return -400 * math.log10(1 / p - 1) if 0 < p < 1 else float("inf")
+        # A score of 0 or 1 has no finite Elo: give a binomial bound then.
+        if p <= 0:
+            return float("-inf")
+        return -400 * math.log10(1 / p - 1) if p < 1 else float("inf")
 
     lo, hi = elo(m - 1.96 * se), elo(m + 1.96 * se)
     print(f"{variant}: {2 * n} games, score {m * 100:.1f}%, Elo {elo(m):+.1f} +- {(hi - lo) / 2:.1f}, "
