@@ -90,6 +90,17 @@ impl RulesChild {
     ) -> Result<Listed, ChildError> {
         let moves = game.moves();
         for plies in 0..=moves.len() {
+            // A position listed before whose move is on its list needs
+            // nothing built (its key: the hash the game kept for it).
+            let kept = game
+                .hashes()
+                .get(plies)
+                .and_then(|key| state.lists.get(key));
+            if let (Some(list), Some(GameMove::Named(m))) = (kept, moves.get(plies))
+                && list.contains(m)
+            {
+                continue;
+            }
             let before = Arc::new(game.truncated(plies));
             let legal = self.legal(state, &before).await?;
             match moves.get(plies) {

@@ -428,15 +428,6 @@ impl Game {
         }
     }
 
-    /// Whether a child listed the legal moves of the current position of
-    /// a game by its rules (a board game's are always known).
-    pub fn knows_legal_moves(&self) -> bool {
-        match &self.kind {
-            Kind::Board { .. } => true,
-            Kind::Named { legal, .. } => legal.is_some(),
-        }
-    }
-
     /// The move `text` names in the position after `line` (legal moves
     /// from the current position), if it is legal there. In a game by a
     /// child's rules, a move of the current position must be on the
@@ -1027,7 +1018,7 @@ mod tests {
         assert_eq!(g.rules(), Rules::from_uci("xiangqi").expect("offered"));
         assert_eq!(g.moves().len(), 2);
         assert_eq!(g.turn(), Color::White);
-        assert!(g.position().is_none() && !g.knows_legal_moves());
+        assert!(g.position().is_none());
         assert!(g.legal_moves().is_empty() && g.terminal_now().is_none());
         // Before a child listed the moves any token is read; after, only
         // a listed one, at the current position (later ones are the
@@ -1036,7 +1027,6 @@ mod tests {
         let listed = g
             .clone()
             .with_legal(vec![text("h1g3"), text("b3b10")], None);
-        assert!(listed.knows_legal_moves());
         assert_eq!(listed.legal_moves().len(), 2);
         assert_eq!(listed.read_after(&[], &text("a1a2")), None);
         let b10 = listed.read_after(&[], &text("b3b10")).expect("listed");
@@ -1058,7 +1048,7 @@ mod tests {
         );
         // Back to the start: nothing listed.
         let start = listed.truncated(0);
-        assert_eq!((start.moves().len(), start.knows_legal_moves()), (0, false));
+        assert_eq!((start.moves().len(), start.legal_moves().len()), (0, 0));
         // Black to move first from a FEN that says so.
         let black = Game::named(
             "shogi",

@@ -115,12 +115,6 @@ impl GameMove {
             GameMove::Named(t) => t,
         }
     }
-
-    /// Whether the move takes a piece, where mpcmc can tell (a child's
-    /// token: no).
-    pub fn is_capture(self) -> bool {
-        self.board().is_some_and(|m| m.is_capture())
-    }
 }
 
 impl From<Move> for GameMove {
