@@ -38,7 +38,9 @@
 //! core stays deterministic and a session with a fixed seed ([`Rng`])
 //! repeats its games.
 
-use crate::mpc::{Candidate, ChildLimit, Value, budget::MIN_CALL_NODES, plausible::Plausibility};
+use crate::mpc::{
+    ChildLimit, Value, candidate::Candidate, limit::MIN_CALL_NODES, plausible::Plausibility,
+};
 
 /// The lowest rating a level plays at: a beginner.
 pub const MIN_ELO: u32 = 600;

@@ -22,7 +22,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
     ChildFault, ChildLimit, Children, Extra, Game, Query, Report, Role, Value,
-    decision::{Candidate, Decision, Draw, Failure, Lookahead, Rule, Settings, Stats, best_valued},
+    candidate::{Candidate, Failure, best_valued},
+    decision::{Decision, Draw, Lookahead, Rule, Settings, Stats},
     fortify::{Verdict, fortify},
     level::{Choice, LOOK_NODES, Look, MAX_LOOKS, Rng},
     plausible::{Plausibility, plausibility},

@@ -6,9 +6,11 @@
 //! `uci/`. That keeps the decision logic testable in-process.
 
 pub mod budget;
+pub mod candidate;
 pub mod decision;
 pub mod fortify;
 pub mod level;
+pub mod limit;
 pub mod lookahead;
 pub mod plausible;
 pub mod rounds;
@@ -21,9 +23,10 @@ use mpcmc_protocol::GameMove;
 use shakmaty::variant::VariantPosition;
 use tokio_util::sync::CancellationToken;
 
-pub use budget::ChildLimit;
-pub use decision::{Candidate, Decision, Failure, Lookahead, Rule, Settings};
+pub use candidate::{Candidate, Failure};
+pub use decision::{Decision, Lookahead, Rule, Settings};
 pub use game::{Game, Terminal, VariantEnd};
+pub use limit::ChildLimit;
 pub use lookahead::decide;
 use mpcmc_protocol::Go;
 pub use mpcmc_protocol::game;

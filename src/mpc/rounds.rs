@@ -34,10 +34,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
     ChildFault, ChildLimit, Children, Game, Query, Report, Role, Value,
-    decision::{
-        Candidate, CheckVerdict, Decision, DeepCheck, Failure, Rule, Settings, Spread, Stats,
-        best_valued,
-    },
+    candidate::{Candidate, Failure, best_valued},
+    decision::{CheckVerdict, Decision, DeepCheck, Rule, Settings, Spread, Stats},
     fortify::{Verdict, fortify},
     lookahead::{pass, sort_candidates},
 };

@@ -28,6 +28,7 @@ mod eval;
 pub mod go;
 pub mod machine;
 pub mod rules;
+mod score;
 mod search;
 pub mod syzygy;
 mod tt;
@@ -40,9 +41,8 @@ use mpcmc_protocol::{Bound, Go, ScoreKind, UciScore};
 use shakmaty::{CastlingMode, Chess, Color, Move, MoveList, Position, variant::VariantPosition};
 
 use self::rules::Rules;
-use self::search::{
-    Budget, CLOCK_MOVES, DECIDED, History, MAX_DEPTH, Search, clock_budget, uci_score,
-};
+use self::score::{DECIDED, uci_score};
+use self::search::{Budget, CLOCK_MOVES, History, MAX_DEPTH, Search, clock_budget};
 use self::syzygy::{RootRanking, Syzygy};
 use mpcmc_protocol::game::{FenError, position_from_fen};
 

@@ -12,7 +12,7 @@ use shakmaty::{
     variant::{Variant, VariantPosition},
 };
 
-use crate::{eval, search::MATE};
+use crate::{eval, score::MATE};
 
 /// What the search needs of a game beyond shakmaty's [`Position`].
 pub trait Rules: Position + Clone + Send + Sync {

@@ -26,27 +26,13 @@ use mpcmc_protocol::game::{self, hash_after};
 use super::{
     eval::see_value,
     rules::Rules,
+    score::{DECIDED, INF, MATE, MAX_PLY},
     syzygy::{self, Syzygy},
     tt::{TranspositionTable, TtBound, TtMove},
 };
 
-/// Deepest ply the search reaches (extensions included).
-pub const MAX_PLY: usize = 128;
 /// Deepest iteration.
 pub const MAX_DEPTH: u32 = 100;
-/// Mate at the root; mated in `n` plies scores `-(MATE - n)`.
-pub const MATE: i32 = 32_000;
-/// Scores beyond this are mates.
-pub const MATE_BOUND: i32 = MATE - 2 * MAX_PLY as i32;
-/// A tablebase win at the root (less the plies to it): above every
-/// evaluation, below every mate.
-pub const TB_WIN: i32 = MATE_BOUND - 1;
-/// Scores beyond this magnitude are decided: a tablebase result or a mate.
-pub const DECIDED: i32 = TB_WIN - MAX_PLY as i32;
-/// The `cp` a tablebase win at the root reads as (less the plies to it),
-/// as Stockfish writes it: GUIs show it as a tablebase win.
-const TB_WIN_CP: i32 = 20_000;
-const INF: i32 = 32_500;
 
 /// Stop and clock checks happen every this many nodes (a power of two).
 const POLL_INTERVAL: u64 = 256;
@@ -67,25 +53,6 @@ fn lmr_table() -> &'static [[u8; 64]; 64] {
         }
         t
     })
-}
-
-/// Converts a search score to UCI terms: `Ok(cp)` or `Err(mate in moves)`;
-/// a tablebase result is `cp` ±20000 less the plies to it.
-pub fn uci_score(score: i32) -> Result<i32, i32> {
-    if score >= MATE_BOUND {
-        let plies = MATE - score;
-        Err((plies + 1) / 2)
-    } else if score <= -MATE_BOUND {
-        // Odd plies: a variant lost by the other side's move.
-        let plies = MATE + score;
-        Err(-((plies + 1) / 2))
-    } else if score >= DECIDED {
-        Ok(TB_WIN_CP - (TB_WIN - score))
-    } else if score <= -DECIDED {
-        Ok(-TB_WIN_CP + (TB_WIN + score))
-    } else {
-        Ok(score)
-    }
 }
 
 /// Decided scores (mates, tablebase results) count plies from the node
@@ -1072,19 +1039,6 @@ mod tests {
 
     fn mv(p: &Chess, uci: &str) -> Move {
         uci.parse::<UciMove>().unwrap().to_move(p).unwrap()
-    }
-
-    #[test]
-    fn uci_mate_counts_moves() {
-        assert_eq!(uci_score(MATE - 1), Err(1));
-        assert_eq!(uci_score(MATE - 3), Err(2));
-        assert_eq!(uci_score(-(MATE - 2)), Err(-1));
-        assert_eq!(uci_score(-(MATE - 4)), Err(-2));
-        assert_eq!(uci_score(-MATE), Err(0));
-        // A variant lost by the other side's move (antichess): odd plies.
-        assert_eq!(uci_score(-(MATE - 1)), Err(-1));
-        assert_eq!(uci_score(-(MATE - 3)), Err(-2));
-        assert_eq!(uci_score(35), Ok(35));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use mpcmc_protocol::{output::Output, session::Opened};
 use shakmaty::{Chess, Move, Position};
 use shakmaty_syzygy::{AmbiguousWdl, Tablebase, Wdl};
 
-use crate::search::{MAX_PLY, TB_WIN};
+use crate::score::{MAX_PLY, TB_WIN};
 
 /// Separates directories in `SyzygyPath`, as Stockfish reads it.
 #[cfg(windows)]
