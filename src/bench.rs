@@ -25,7 +25,8 @@ use crate::{
         Candidate, ChildLimit, Decision, Game,
         budget::{ROOT_SHARE, node_rounds},
         decide,
-        rounds::{Noise, branching, decide_in_rounds},
+        noise::Noise,
+        rounds::{branching, decide_in_rounds},
     },
     uci::{options::Options, trace},
 };

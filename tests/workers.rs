@@ -239,7 +239,8 @@ async fn the_virtual_clock_ends_when_the_busiest_worker_reaches_the_budget() {
         Candidate,
         budget::{virtual_pass, virtual_rounds},
         lookahead,
-        rounds::{Noise, busiest_lane, decide_in_rounds},
+        noise::Noise,
+        rounds::{busiest_lane, decide_in_rounds},
     };
     let pool = Arc::new(Pool::start(
         Options::default().pool_config().expect("config"),

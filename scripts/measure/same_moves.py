@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Whether two mpcmc binaries play the same moves: `go nodes 30000` from the
-first N openings of tests/data/openings.epd (a new game each), under three
-settings (the defaults, `Lookahead one`, `UCI_LimitStrength` 1500 with
-`Seed` 5), `Threads` 1. For a change meant to be a pure move (issue 35).
+first N openings of tests/data/openings.epd (a new game each), under four
+settings (the defaults, `Lookahead one`, `Lookahead two`, `UCI_LimitStrength`
+1500 with `Seed` 5), `Threads` 1. For a change meant to be a pure move (issue 35).
 usage: same_moves.py OLD NEW [N]   (N: 12 by default)"""
 import pathlib
 import subprocess
@@ -12,19 +12,43 @@ OPENINGS = pathlib.Path(__file__).resolve().parents[2] / "tests/data/openings.ep
 SETTINGS = (
     [("Threads", 1)],
     [("Threads", 1), ("Lookahead", "one")],
+    [("Threads", 1), ("Lookahead", "two")],
     [("Threads", 1), ("UCI_LimitStrength", "true"), ("UCI_Elo", "1500"), ("Seed", 5)],
 )
 
 
 def moves(binary, opts, fens):
-    script = "uci\n" + "".join(f"setoption name {k} value {v}\n" for k, v in opts) + "isready\n"
+    """The binary's `bestmove` for each position, each `go` answered before
+    the next command is sent (a `quit` read at once ends a search early)."""
+    p = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def send(line):
+        p.stdin.write(line + "\n")
+        p.stdin.flush()
+
+    def until(prefix):
+        for line in p.stdout:
+            if line.startswith(prefix):
+                return line.split()
+        raise RuntimeError(f"{binary} ended before '{prefix}'")
+
+    send("uci")
+    until("uciok")
+    for k, v in opts:
+        send(f"setoption name {k} value {v}")
+    best = []
     for fen in fens:
         parts = fen.split()
         full = " ".join(parts[:4]) + " 0 1" if len(parts) == 4 else fen
-        script += f"ucinewgame\nposition fen {full}\ngo nodes 30000\nisready\n"
-    script += "quit\n"
-    out = subprocess.run([binary], input=script, capture_output=True, text=True, timeout=600).stdout
-    return [line.split()[1] for line in out.splitlines() if line.startswith("bestmove")]
+        send("ucinewgame")
+        send("isready")
+        until("readyok")
+        send(f"position fen {full}")
+        send("go nodes 30000")
+        best.append(until("bestmove")[1])
+    send("quit")
+    p.wait(timeout=60)
+    return best
 
 
 def main():

@@ -167,3 +167,9 @@ impl Candidate {
         }
     }
 }
+
+/// The best valued candidate and its value; ties go to the first in order.
+pub(crate) fn best_of(candidates: &[Candidate]) -> Option<(GameMove, Value)> {
+    let c = &candidates[best_valued(candidates)?];
+    Some((c.mv, c.value?))
+}

@@ -10,10 +10,7 @@
 //! No candidate is pruned; the calls all go out at once and the [`Children`]
 //! implementation bounds how many run together.
 
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::{sync::Arc, time::Instant};
 
 use mpcmc_protocol::{GameMove, game::Terminal};
 use shakmaty::Position;
@@ -27,12 +24,8 @@ use crate::mpc::{
     fortify::{Verdict, fortify},
     level::{Choice, LOOK_NODES, Look, MAX_LOOKS, Rng},
     plausible::{Plausibility, plausibility},
+    time::CANCEL_GRACE,
 };
-
-/// How long a pass cut short with nothing finished waits for the root's
-/// stopped search (children answer `stop` within a millisecond or two, more
-/// on a loaded machine).
-pub const CANCEL_GRACE: Duration = Duration::from_millis(50);
 
 /// Searches of a level that may fail by a child's fault, with none
 /// answering, before its other searches are not asked for: the children are
@@ -825,7 +818,7 @@ fn choose(
 mod tests {
     //! The core against a scripted in-process child: exact values, sides and
     //! rules, no processes.
-    use std::collections::HashMap;
+    use std::{collections::HashMap, time::Duration};
 
     use shakmaty::{CastlingMode, Position};
 

@@ -12,10 +12,12 @@ pub mod fortify;
 pub mod level;
 pub mod limit;
 pub mod lookahead;
+pub mod noise;
 pub mod plausible;
 pub mod rounds;
 pub mod score;
 pub mod tablebase;
+pub mod time;
 
 use std::{fmt, future::Future, sync::Arc, time::Duration};
 

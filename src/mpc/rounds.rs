@@ -24,9 +24,9 @@
 //! the lookahead's best and the anchor are close.
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::HashMap,
     sync::{Arc, Mutex},
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use mpcmc_protocol::GameMove;
@@ -34,10 +34,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mpc::{
     ChildFault, ChildLimit, Children, Game, Query, Report, Role, Value,
-    candidate::{Candidate, Failure, best_valued},
+    candidate::{Candidate, Failure, best_of},
     decision::{CheckVerdict, Decision, DeepCheck, Rule, Settings, Spread, Stats},
     fortify::{Verdict, fortify},
     lookahead::{pass, sort_candidates},
+    noise::{Noise, margin},
+    time::rounds::{ROOT_TO_TARGET, RootState, RootTime, RoundClock, Standing},
 };
 
 /// How wide the positions a deeper level expands are, estimated: the legal
@@ -205,159 +207,6 @@ pub type ClockCell = Shared<RoundClock>;
 /// that answers no `stop`) before any of them completed.
 pub type RootCell = Shared<Report>;
 
-/// The time of a decision under a clock: from `start`, aim at `soft` (or
-/// at what the root search's time says, see [`RootTime`]), never pass
-/// `hard` (the caller cancels there).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RoundClock {
-    pub start: Instant,
-    pub soft: Duration,
-    pub hard: Duration,
-    /// How the root search's time sets the rounds'.
-    pub root: RootTime,
-}
-
-/// How a timed decision's rounds follow its root search.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RootTime {
-    /// The root search's time does not set the rounds' (a limit of its
-    /// own, or none: `Fortify` off, an open search stopped with the
-    /// rounds): they aim at `soft`.
-    Apart,
-    /// It runs alongside the rounds (a worker of its own) on the whole game
-    /// clock and decides its own time, as the child would playing alone:
-    /// the decision ends when it answers — the round in flight is cut —
-    /// unless the lookahead's best is close to beating the anchor, which
-    /// gets rounds until twice `soft`.
-    Until,
-    /// It runs alongside the rounds (a worker of its own) under a move
-    /// time, which answering early saves nothing of: the rounds aim at
-    /// `soft` as [`RootTime::Apart`], and once they end the root search goes
-    /// on deepening the anchor until [`ROOT_TO_TARGET`] of `soft` — unless
-    /// the lookahead's best beats the anchor by the margin, when the time
-    /// left goes to the deep check of that deviation.
-    ToTarget,
-}
-
-/// Share of a move time's target an open root search may deepen to once
-/// the rounds are over ([`RootTime::ToTarget`]); the rest is the root
-/// child's answer to `stop` and the `bestmove`.
-pub const ROOT_TO_TARGET: f64 = 0.95;
-
-/// Where a decision's root searches stand, for its clock.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum RootState {
-    /// No root search in this decision (`Fortify` off, a finished root).
-    Absent,
-    Running,
-    Ended,
-}
-
-impl RoundClock {
-    /// How old the decision may be when the next round would start, after
-    /// a round that left `standing`, with the root searches at `root`.
-    fn target(&self, standing: Standing, root: RootState) -> Duration {
-        match (standing, self.root, root) {
-            (Standing::Close, ..) => self.soft * 2,
-            (_, RootTime::Until, RootState::Ended) => Duration::ZERO,
-            // Waiting for the root search's answer.
-            (_, RootTime::Until, RootState::Running) => self.hard,
-            (Standing::Settled, ..) => self.soft / 2,
-            (Standing::Open, ..) => self.soft,
-        }
-        .min(self.hard)
-    }
-}
-
-/// How far apart two candidates' values must be before the larger is
-/// believed, learned over a session's decisions per call budget (by powers
-/// of two of its nodes): how the difference between a move and its round's
-/// best changes from one round to the next, at twice the budget. The margin
-/// at a budget is twice their root mean square, from a prior worth
-/// [`Noise::PRIOR_WEIGHT`] samples. `examples/noise.rs` measured the
-/// spread of such paired differences against a reference search (64000
-/// nodes a call for the built-in engine, 32000 for Stockfish), before
-/// `ReplyWeight` mixed (0): 34, 29, 23 cp for the built-in engine at 250,
-/// 1000, 4000 nodes a call; 89, 39, 21 cp for Stockfish at 500, 2000,
-/// 8000. With the default mix (50), 25, 24, 20 cp for the built-in engine
-/// (30 positions, 772 moves). Small searches are noisy, and
-/// each engine differently: hence learned, not fixed.
-#[derive(Debug, Clone, Default)]
-pub struct Noise {
-    /// By `ilog2` of the later round's nodes per call (0 for other limits).
-    buckets: HashMap<u32, VecDeque<i32>>,
-}
-
-impl Noise {
-    const SAMPLES: usize = 256;
-    /// The prior spread, in centipawns, worth this many samples.
-    const PRIOR_SPREAD: f64 = 30.0;
-    const PRIOR_WEIGHT: f64 = 16.0;
-    const MIN_MARGIN: i32 = 20;
-    const MAX_MARGIN: i32 = 300;
-
-    fn bucket(limit: ChildLimit) -> u32 {
-        match limit {
-            ChildLimit::Nodes(n) => n.max(1).ilog2(),
-            _ => 0,
-        }
-    }
-
-    fn add(&mut self, limit: ChildLimit, change: i32) {
-        let samples = self.buckets.entry(Self::bucket(limit)).or_default();
-        if samples.len() == Self::SAMPLES {
-            samples.pop_front();
-        }
-        samples.push_back(change);
-    }
-
-    /// Centipawns a value from searches under `limit` must lead another by
-    /// to be believed.
-    pub fn margin(&self, limit: ChildLimit) -> i32 {
-        let samples = self.buckets.get(&Self::bucket(limit));
-        let sum: f64 = samples
-            .iter()
-            .flat_map(|s| s.iter())
-            .map(|&d| f64::from(d).powi(2))
-            .sum();
-        let n = samples.map_or(0, VecDeque::len) as f64;
-        let spread = ((sum + Self::PRIOR_WEIGHT * Self::PRIOR_SPREAD.powi(2))
-            / (n + Self::PRIOR_WEIGHT))
-            .sqrt();
-        ((2.0 * spread).round() as i32).clamp(Self::MIN_MARGIN, Self::MAX_MARGIN)
-    }
-
-    /// Learns from two consecutive complete rounds, the later under
-    /// `limit`: for every move of the later round besides its best `t`, how
-    /// `V(u) - V(t)` changed. Values at the first level (a move a deeper
-    /// level expanded in one round and not in the other would otherwise
-    /// count its change of depth as noise).
-    fn learn(&mut self, earlier: &[Candidate], later: &[Candidate], limit: ChildLimit) {
-        let value = |cs: &[Candidate], m: GameMove| {
-            cs.iter()
-                .find(|c| c.mv == m)
-                .and_then(|c| c.shallow.or(c.value)?.centipawns())
-        };
-        let Some(top) = best_of(later).map(|(m, _)| m) else {
-            return;
-        };
-        let (Some(t1), Some(t2)) = (value(earlier, top), value(later, top)) else {
-            return;
-        };
-        for c in later.iter().filter(|c| c.mv != top) {
-            if let (Some(u1), Some(u2)) = (value(earlier, c.mv), value(later, c.mv)) {
-                self.add(limit, (u2 - t2) - (u1 - t1));
-            }
-        }
-    }
-}
-
-/// The best valued candidate and its value; ties go to the first in order.
-fn best_of(candidates: &[Candidate]) -> Option<(GameMove, Value)> {
-    let c = &candidates[best_valued(candidates)?];
-    Some((c.mv, c.value?))
-}
-
 /// The value of `m` among `candidates`, when it has one.
 fn value_of(candidates: &[Candidate], m: GameMove) -> Option<Value> {
     candidates.iter().find(|c| c.mv == m).and_then(|c| c.value)
@@ -374,17 +223,6 @@ pub struct Round<'a> {
     /// root search's answer) is the last, and only its finished candidates
     /// have values.
     pub complete: bool,
-}
-
-/// How settled a round leaves the choice, for the clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Standing {
-    /// The lookahead's best is the anchor and leads the rest by the
-    /// margin, or beats the anchor by it; and it did not change this round.
-    Settled,
-    /// The lookahead's best is not the anchor, but not by the margin yet.
-    Close,
-    Open,
 }
 
 fn judge(
@@ -814,16 +652,6 @@ async fn check_deviation<C: Children>(
 /// The smallest deep check, in nodes.
 const MIN_CHECK_NODES: u64 = 256;
 
-/// The margin a deviation from the anchor must clear, on values from
-/// searches under `limit`: the measured noise plus the user's
-/// `FortifyMargin`.
-fn margin(noise: &Mutex<Noise>, limit: ChildLimit, settings: Settings) -> i32 {
-    let measured = noise
-        .lock()
-        .map_or(2 * Noise::PRIOR_SPREAD as i32, |n| n.margin(limit));
-    measured + settings.fortify_margin
-}
-
 /// The evaluator's searches of the root, one after the other: each report
 /// with a score names the anchor at once (`seen`).
 async fn root_searches<C: Children>(
@@ -1202,89 +1030,6 @@ mod tests {
         );
         // Without fortification the lookahead's choice is played.
         assert_eq!(d.best.to_string(), "e2e4");
-    }
-
-    #[test]
-    fn the_rounds_clock_follows_the_root_search() {
-        let start = Instant::now();
-        let ms = Duration::from_millis;
-        let clock = |root| RoundClock {
-            start,
-            soft: ms(100),
-            hard: ms(300),
-            root,
-        };
-        // Apart: the target, half when settled, twice when close.
-        let apart = clock(RootTime::Apart);
-        for root in [RootState::Absent, RootState::Running, RootState::Ended] {
-            assert_eq!(apart.target(Standing::Open, root), ms(100));
-            assert_eq!(apart.target(Standing::Settled, root), ms(50));
-            assert_eq!(apart.target(Standing::Close, root), ms(200));
-        }
-        // Until: the hard limit while the root search runs; once it has
-        // answered, no more rounds unless the choice is close.
-        let until = clock(RootTime::Until);
-        assert_eq!(until.target(Standing::Open, RootState::Running), ms(300));
-        assert_eq!(until.target(Standing::Settled, RootState::Ended), ms(0));
-        assert_eq!(until.target(Standing::Open, RootState::Ended), ms(0));
-        assert_eq!(until.target(Standing::Close, RootState::Ended), ms(200));
-        // No root search (`Fortify` off): the target rules.
-        assert_eq!(until.target(Standing::Open, RootState::Absent), ms(100));
-        // ToTarget: the rounds as Apart (the root search waits for them).
-        let to_target = clock(RootTime::ToTarget);
-        for standing in [Standing::Open, Standing::Settled, Standing::Close] {
-            for root in [RootState::Absent, RootState::Running, RootState::Ended] {
-                assert_eq!(
-                    to_target.target(standing, root),
-                    apart.target(standing, root)
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn noise_is_learned_per_budget() {
-        let mut noise = Noise::default();
-        let small = ChildLimit::Nodes(500);
-        let large = ChildLimit::Nodes(8000);
-        assert_eq!(noise.margin(small), 60, "the prior: twice 30 cp");
-        for i in 0..256 {
-            noise.add(small, if i % 2 == 0 { 90 } else { -90 });
-            noise.add(large, if i % 2 == 0 { 20 } else { -20 });
-        }
-        assert!(
-            (170..=180).contains(&noise.margin(small)),
-            "{}",
-            noise.margin(small)
-        );
-        assert!(
-            (40..=45).contains(&noise.margin(large)),
-            "{}",
-            noise.margin(large)
-        );
-    }
-
-    /// A move a deeper level expanded in the later round only: its rise
-    /// is a change of depth, not noise; the first-level values are compared.
-    #[test]
-    fn noise_compares_first_level_values() {
-        let game = Game::default();
-        let moves: Vec<GameMove> = game.legal_moves().into_iter().take(2).collect();
-        let valued = |mv, cp, shallow: Option<i32>| Candidate {
-            value: Some(Value::cp(cp)),
-            shallow: shallow.map(Value::cp),
-            ..Candidate::new(mv)
-        };
-        let earlier = [valued(moves[0], 0, None), valued(moves[1], -50, None)];
-        let later = [valued(moves[0], 100, Some(0)), valued(moves[1], -50, None)];
-        let limit = ChildLimit::Nodes(1000);
-        let mut noise = Noise::default();
-        noise.learn(&earlier, &later, limit);
-        let samples: Vec<i32> = noise.buckets[&Noise::bucket(limit)]
-            .iter()
-            .copied()
-            .collect();
-        assert_eq!(samples, [0]);
     }
 
     #[test]

@@ -25,12 +25,12 @@ use tokio::task::JoinHandle;
 use crate::{
     book::Book,
     children::{Pool, PoolConfig},
-    mpc::{level::Level, rounds::Noise, tablebase::Tables},
+    mpc::{level::Level, noise::Noise, tablebase::Tables},
     uci::{
         carry,
+        lateness::Lateness,
         options::{OptionError, Options, calibration_of},
         search::{self, GoRequest},
-        time::Lateness,
     },
 };
 

@@ -7,9 +7,9 @@
 )]
 
 pub mod carry;
+pub mod lateness;
 pub mod meta;
 pub mod options;
 pub mod pane;
 pub mod search;
-pub mod time;
 pub mod trace;

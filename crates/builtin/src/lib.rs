@@ -31,6 +31,7 @@ pub mod rules;
 mod score;
 mod search;
 pub mod syzygy;
+pub mod time;
 mod tt;
 pub mod uci;
 
@@ -42,8 +43,10 @@ use shakmaty::{CastlingMode, Chess, Color, Move, MoveList, Position, variant::Va
 
 use self::rules::Rules;
 use self::score::{DECIDED, uci_score};
-use self::search::{Budget, CLOCK_MOVES, History, MAX_DEPTH, Search, clock_budget};
+use self::search::{History, Search};
 use self::syzygy::{RootRanking, Syzygy};
+pub use self::time::Clock;
+use self::time::{Budget, CLOCK_MOVES, budget};
 use mpcmc_protocol::game::{FenError, position_from_fen};
 
 /// Sets the stop flag when dropped: a search whose waiter went away (an
@@ -150,37 +153,6 @@ impl Limits {
         let now = Instant::now();
         self.after_ponderhit(root, now.duration_since(started))
             .map(|t| now + t)
-    }
-}
-
-/// The side to move's clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Clock {
-    pub time: Duration,
-    pub inc: Duration,
-    pub movestogo: Option<u32>,
-}
-
-impl Clock {
-    /// The most a move may take on this clock: the engine's one time rule
-    /// (a search starts no iteration past half of it).
-    pub fn move_budget(&self) -> Duration {
-        clock_budget(self.time, self.inc, self.movestogo)
-    }
-
-    /// How long a pondering search (`go ponder`, searching until told) goes
-    /// on after `ponderhit`, `pondered` after its `go`. The time pondered
-    /// counts as the move's, as Stockfish counts it: the search ends at the
-    /// move's budget from `go` ([`Clock::move_budget`]), and at once when it
-    /// pondered past half of that, where a search on the clock starts no
-    /// new iteration.
-    pub fn after_ponderhit(&self, pondered: Duration) -> Duration {
-        let budget = self.move_budget();
-        if pondered >= budget / 2 {
-            Duration::ZERO
-        } else {
-            budget - pondered
-        }
     }
 }
 
@@ -669,35 +641,6 @@ pub fn static_eval(pos: &Chess) -> i32 {
     eval::evaluate(pos)
 }
 
-/// The limits as instants and counts.
-fn budget(limits: &Limits, started: Instant, root_moves: usize) -> Budget {
-    let mut hard = None;
-    let mut soft = None;
-    if !limits.infinite {
-        if let Some(t) = limits.movetime {
-            hard = Some(started + t);
-        }
-        if let Some(c) = limits.clock {
-            let b = c.move_budget();
-            let deadline = started + b;
-            hard = Some(hard.map_or(deadline, |h: Instant| h.min(deadline)));
-            // The next iteration takes longer than all before it: do not
-            // start one past half the budget. A forced move needs no thought.
-            soft = Some(if root_moves == 1 {
-                started
-            } else {
-                started + b / 2
-            });
-        }
-    }
-    Budget {
-        hard,
-        soft,
-        nodes: limits.nodes,
-        depth: limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH),
-    }
-}
-
 fn to_uci(score: i32) -> UciScore {
     UciScore {
         kind: match uci_score(score) {
@@ -773,7 +716,7 @@ mod tests {
 
     use super::*;
 
-    use crate::test_position as pos;
+    use crate::{score::MAX_DEPTH, test_position as pos};
 
     fn uci(m: Move) -> String {
         UciMove::from_standard(m).to_string()

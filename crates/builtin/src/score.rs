@@ -6,6 +6,8 @@
 
 /// Deepest ply the search reaches (extensions included).
 pub const MAX_PLY: usize = 128;
+/// Deepest iteration.
+pub const MAX_DEPTH: u32 = 100;
 /// Mate at the root; mated in `n` plies scores `-(MATE - n)`.
 pub const MATE: i32 = 32_000;
 /// Scores beyond this are mates.

@@ -12,7 +12,7 @@ use std::{
         OnceLock,
         atomic::{AtomicBool, Ordering},
     },
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use shakmaty::{
@@ -26,13 +26,11 @@ use mpcmc_protocol::game::{self, hash_after};
 use super::{
     eval::see_value,
     rules::Rules,
-    score::{DECIDED, INF, MATE, MAX_PLY},
+    score::{DECIDED, INF, MATE, MAX_DEPTH, MAX_PLY},
     syzygy::{self, Syzygy},
+    time::Budget,
     tt::{TranspositionTable, TtBound, TtMove},
 };
-
-/// Deepest iteration.
-pub const MAX_DEPTH: u32 = 100;
 
 /// Stop and clock checks happen every this many nodes (a power of two).
 const POLL_INTERVAL: u64 = 256;
@@ -116,16 +114,6 @@ impl Default for History {
     fn default() -> History {
         History::new()
     }
-}
-
-/// When to stop.
-pub struct Budget {
-    /// Abort the iteration in flight at this instant.
-    pub hard: Option<Instant>,
-    /// Start no new iteration after this instant.
-    pub soft: Option<Instant>,
-    pub nodes: Option<u64>,
-    pub depth: u32,
 }
 
 /// The best root move found so far, with its line.
@@ -1014,21 +1002,6 @@ fn insufficient_material(pos: &impl Position) -> bool {
     (board.pawns() | board.rooks_and_queens()).is_empty() && pos.is_insufficient_material()
 }
 
-/// Moves a clock is shared over in sudden death (and at most).
-pub const CLOCK_MOVES: u32 = 30;
-
-/// Total time to spend on a move with `clock`: a share of the remaining time
-/// plus most of the increment, never more than half of what is left, minus
-/// a safety margin.
-pub fn clock_budget(time: Duration, inc: Duration, movestogo: Option<u32>) -> Duration {
-    let moves = movestogo.map_or(CLOCK_MOVES, |m| m.clamp(1, CLOCK_MOVES));
-    let share = time / moves + inc * 3 / 4;
-    share
-        .min(time / 2)
-        .saturating_sub(Duration::from_millis(10))
-        .max(Duration::from_millis(1))
-}
-
 #[cfg(test)]
 mod tests {
     use shakmaty::{Square, uci::UciMove};
@@ -1110,14 +1083,5 @@ mod tests {
             }
         }
         let _ = Square::A1;
-    }
-
-    #[test]
-    fn clock_budget_shares_and_caps() {
-        let ms = Duration::from_millis;
-        assert_eq!(clock_budget(ms(30_000), ms(0), None), ms(990));
-        assert_eq!(clock_budget(ms(1000), ms(1000), None), ms(490));
-        assert_eq!(clock_budget(ms(5), ms(0), None), ms(1));
-        assert_eq!(clock_budget(ms(10_000), ms(0), Some(1)), ms(4990));
     }
 }

@@ -334,6 +334,14 @@ impl Go {
         let reserve = (overhead + others).min(left / 2).max(overhead);
         Some(left.saturating_sub(reserve))
     }
+
+    /// A move's share of a clock: `usable` time over `moves` moves, plus
+    /// three quarters of the increment — the one formula both engines'
+    /// time rules start from (each then caps it its own way and assumes
+    /// its own moves in sudden death). `moves` 0 reads as 1.
+    pub fn move_share(usable: Duration, inc: Duration, moves: u32) -> Duration {
+        usable / moves.max(1) + inc * 3 / 4
+    }
 }
 
 impl fmt::Display for Go {

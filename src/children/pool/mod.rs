@@ -73,7 +73,7 @@ const INITIAL_CALL_COST: Duration = Duration::from_millis(1);
 /// stall of the machine inflates the few calls in flight, the median does
 /// not move for them, so one stall never turns the lookahead off for the
 /// moves after it, and a lasting change is followed within half the window.
-/// Its most is how late the latest answers came (`uci::time::Lateness`).
+/// Its most is how late the latest answers came (`uci::lateness::Lateness`).
 #[derive(Debug, Clone)]
 pub struct Recent<T, const N: usize = 31> {
     /// The latest samples, oldest first.

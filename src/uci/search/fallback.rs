@@ -17,10 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::mpc::{ChildLimit, Decision, Game, Rule, Settings, Value, decision::Stats};
 
 use super::{Outcome, Search};
-
-/// How long the built-in fallback searches when the GUI wants the move now
-/// (`stop`, or a new `go`) and no child had answered.
-const FALLBACK_AFTER_STOP: Duration = Duration::from_millis(10);
+use crate::mpc::time::FALLBACK_AFTER_STOP;
 
 /// The fallback engine's hash table, MB (besides `Hash`, which the children
 /// share).

@@ -4,9 +4,9 @@
 
 use crate::mpc::{
     ChildLimit, Settings,
-    budget::level_call_nodes,
     decision::{Draw, Lookahead},
     level::Level,
+    time::plan::level_call_nodes,
 };
 
 use super::{Ends, OnPonderHit, Outcome, Search, no_candidates, plan::Work};

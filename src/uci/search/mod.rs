@@ -25,7 +25,7 @@
 //! `deepen.rs` (until `stop`), `level.rs` (`UCI_LimitStrength`),
 //! `evaluator_only.rs` (the root search alone), `fallback.rs` (the
 //! built-in engine); `report.rs` what the GUI and the trace are shown.
-//! The move's clock is [`crate::uci::time::MoveClock`], resolved once a
+//! The move's clock is [`crate::mpc::time::MoveClock`], resolved once a
 //! `go`; what decisions carry to the next is [`crate::uci::carry`].
 
 use std::{
@@ -43,15 +43,16 @@ use crate::{
     mpc::{
         ChildLimit, Decision, Extra, Game, Rule, Settings,
         level::{BOOK_EFFORT, effort},
-        lookahead::CANCEL_GRACE,
-        rounds::{ClockCell, Noise, branching},
+        noise::Noise,
+        rounds::{ClockCell, branching},
         tablebase::Tables,
+        time::{CANCEL_GRACE, MoveClock, MoveTime},
     },
     uci::{
         carry::CarryCell,
+        lateness::{Lateness, watch_scheduling},
         options::Options,
         pane::{Pane, PvLine},
-        time::{Lateness, MoveClock, MoveTime, watch_scheduling},
         trace,
     },
 };

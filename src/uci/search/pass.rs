@@ -13,11 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     mpc::{
-        Candidate, Decision, Rule, Settings,
-        budget::round_clock,
-        lookahead::{self, CANCEL_GRACE},
+        Candidate, Decision, Rule, Settings, lookahead,
         rounds::{RootCell, Round, decide_in_rounds},
         tablebase::Tabled,
+        time::{CANCEL_GRACE, plan::round_clock},
     },
     uci::trace,
 };

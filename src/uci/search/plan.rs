@@ -6,13 +6,14 @@ use mpcmc_protocol::Go;
 
 use crate::{
     children::pool::PoolConfig,
+    mpc::time::MoveTime,
     mpc::{
         ChildLimit, Settings,
         budget::{node_rounds, virtual_pass, virtual_rounds},
         level::Level,
         rounds::RoundPlan,
     },
-    uci::{options::Options, time::MoveTime},
+    uci::options::Options,
 };
 
 /// Per-call nodes for a bare `go` (no limit at all).
@@ -65,7 +66,7 @@ impl Work {
 }
 
 /// How `go` is budgeted; `time` is the move's on a clock or a move time
-/// ([`MoveClock::time`](crate::uci::time::MoveClock::time)). `moves` root moves are weighed, `branching` the
+/// ([`MoveClock::time`](crate::mpc::time::MoveClock::time)). `moves` root moves are weighed, `branching` the
 /// legal ones ([`node_rounds`]). `config` is the running pool's: the
 /// level is over its children, as `settings` are
 /// ([`Options::settings_in`]).
@@ -127,7 +128,7 @@ mod tests {
     use shakmaty::Color;
 
     use super::*;
-    use crate::uci::time::MoveClock;
+    use crate::mpc::time::MoveClock;
 
     /// The plan of the `go` line `line` under the options `set`, at the
     /// start position (20 moves), told in a few words.

@@ -4,12 +4,12 @@
 
 use std::time::Instant;
 
-use crate::{
-    mpc::{
-        ChildLimit, Rule, Settings,
-        budget::{EvaluatorOnly, INITIAL_SPEED, TimedBudget, TimedPlan, plan_timed},
+use crate::mpc::{
+    ChildLimit, Rule, Settings,
+    time::{
+        MoveTime,
+        plan::{EvaluatorOnly, INITIAL_SPEED, TimedBudget, TimedPlan, plan_timed},
     },
-    uci::time::MoveTime,
 };
 
 use super::{
