@@ -39,10 +39,12 @@ use std::{
 use anyhow::{Context, bail};
 use clap::{ArgGroup, Parser};
 use mpcmc::{
-    children::{ChildConfig, ChildError, Client, SearchError, client::QUIT_TIMEOUT},
+    children::{
+        ChildConfig, ChildError, Client, SearchError, assembly::parse_child_options,
+        client::QUIT_TIMEOUT,
+    },
     mpc::{ChildLimit, Game, Query, Report, Terminal, VariantEnd},
     protocol::ScoreKind,
-    uci::options::parse_child_options,
 };
 use shakmaty::{
     CastlingMode, Chess, Color, Position,

@@ -6,6 +6,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod assembly;
 pub mod client;
 pub mod command;
 #[cfg(test)]

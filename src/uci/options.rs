@@ -10,11 +10,10 @@ use shakmaty::{CastlingMode, variant::Variant};
 
 use crate::{
     children::{
-        ChildConfig, PoolConfig,
-        command::{EngineCommand, WorkerEntry, file_name, parse_workers},
+        PoolConfig,
+        assembly::{PoolRequest, parse_child_options},
+        command::{EngineCommand, file_name, parse_workers},
         inprocess::{BUILTIN, is_builtin},
-        pool::WorkerGroup,
-        slurm::{self, Allocation},
     },
     mpc::{
         Lookahead, Role, Settings,
@@ -960,158 +959,34 @@ impl Options {
         self.memoryless || (self.seed != 0 && self.level_in(Some(config)).is_some())
     }
 
-    /// The child processes these options ask for. An empty `Opponent` means
-    /// the evaluator's command; an empty `OpponentOptions` then means the
-    /// evaluator's options too, so one set of processes serves both roles.
-    ///
-    /// `Hash` is the whole hash memory, as GUIs and tournament rules mean it:
-    /// it is split evenly over the child processes (`Threads` of them when
-    /// the roles share processes, twice that when they do not), at least
-    /// 1 MB each.
+    /// The child processes these options ask for
+    /// ([`PoolRequest::config`]), each child's hash cleared before every
+    /// call when [`Options::clears_hash_in`] says so.
     pub fn pool_config(&self) -> Result<PoolConfig, OptionError> {
-        let config = |hash| -> Result<PoolConfig, OptionError> {
-            if !self.workers.trim().is_empty() {
-                return self.worker_groups(hash);
-            }
-            let evaluator = self.child_config(
-                &self.evaluator,
-                &self.evaluator_options,
-                "EvaluatorOptions",
-                (hash, self.threads_per_child()),
-            )?;
-            let opponent =
-                if self.opponent.trim().is_empty() && self.opponent_options.trim().is_empty() {
-                    evaluator.clone()
-                } else {
-                    let command = if self.opponent.trim().is_empty() {
-                        &self.evaluator
-                    } else {
-                        &self.opponent
-                    };
-                    self.child_config(
-                        command,
-                        &self.opponent_options,
-                        "OpponentOptions",
-                        (hash, self.threads_per_child()),
-                    )?
-                };
-            Ok(PoolConfig::new(evaluator, opponent, self.search_slots()))
+        let request = PoolRequest {
+            evaluator: &self.evaluator,
+            evaluator_options: &self.evaluator_options,
+            opponent: &self.opponent,
+            opponent_options: &self.opponent_options,
+            workers: &self.workers,
+            hash_mb: self.usable_hash(),
+            cores: self.cores(),
+            threads_per_child: self.threads_per_child(),
+            search_slots: self.search_slots(),
+            castling: self.castling_mode(),
+            variant: self.variant,
+            chess960: self.chess960,
+            show_wdl: self.show_wdl,
+            syzygy_path: &self.syzygy_path,
+            syzygy_50_move_rule: self.syzygy_50_move_rule,
         };
-        let hash = self.usable_hash();
-        let whole = config(hash)?;
-        // The root child has the machine's `Hash` to itself; the others
-        // share it.
-        let processes = whole
-            .groups
-            .iter()
-            .filter(|g| !g.root)
-            .map(WorkerGroup::processes)
-            .sum::<usize>()
-            .max(1) as u32;
-        let mut config = config((hash / processes).max(1))?;
+        let mut config = request.config().map_err(|bad| OptionError::BadValue {
+            name: bad.option.to_owned(),
+            value: bad.value,
+            expected: bad.expected,
+        })?;
         config.set_clear_hash(self.clears_hash_in(&config));
         Ok(config)
-    }
-
-    /// The pool `Workers` describes: a group an entry, its children
-    /// configured as `Evaluator`'s and `Opponent`'s would be (an entry for
-    /// both roles has one child for both unless `OpponentOptions` is set).
-    /// The root entry's child gets `Threads` threads and the whole `Hash`
-    /// (the main machine); the others `ChildThreads` and `hash` each. When
-    /// an entry runs on another machine (`ssh`) and none is `root:`,
-    /// `Evaluator` on this machine is the root entry.
-    fn worker_groups(&self, hash: u32) -> Result<PoolConfig, OptionError> {
-        let mut entries = parse_workers(&self.workers).map_err(|e| OptionError::BadValue {
-            name: "Workers".to_owned(),
-            value: self.workers.clone(),
-            expected: format!("usable: {e}"),
-        })?;
-        if !entries.iter().any(|e| e.root) && entries.iter().any(WorkerEntry::is_remote) {
-            entries.insert(
-                0,
-                WorkerEntry {
-                    role: Some(Role::Evaluator),
-                    root: true,
-                    command: self.evaluator.clone(),
-                    slots: 1,
-                },
-            );
-        }
-        let entries = self.slurm_steps(entries)?;
-        let groups = entries
-            .iter()
-            .map(|e| {
-                let (hash, threads) = if e.root {
-                    (self.usable_hash(), self.cores())
-                } else {
-                    (hash, self.threads_per_child())
-                };
-                let evaluator = (e.role != Some(Role::Opponent))
-                    .then(|| {
-                        self.child_config(
-                            &e.command,
-                            &self.evaluator_options,
-                            "EvaluatorOptions",
-                            (hash, threads),
-                        )
-                    })
-                    .transpose()?;
-                let opponent = match (e.role, &evaluator) {
-                    (Some(Role::Evaluator), _) => None,
-                    (None, Some(shared)) if self.opponent_options.trim().is_empty() => {
-                        Some(shared.clone())
-                    }
-                    _ => Some(self.child_config(
-                        &e.command,
-                        &self.opponent_options,
-                        "OpponentOptions",
-                        (hash, threads),
-                    )?),
-                };
-                Ok(WorkerGroup {
-                    evaluator,
-                    opponent,
-                    slots: e.slots,
-                    root: e.root,
-                })
-            })
-            .collect::<Result<_, OptionError>>()?;
-        Ok(PoolConfig { groups })
-    }
-
-    /// Each `slurm` entry as the job steps its allocation has room for
-    /// ([`Allocation::steps`]): a child per `ChildThreads` CPUs, less the
-    /// root search's `Threads` on this machine's node. Outside an
-    /// allocation the value is not usable.
-    fn slurm_steps(&self, entries: Vec<WorkerEntry>) -> Result<Vec<WorkerEntry>, OptionError> {
-        let mut steps = Vec::with_capacity(entries.len());
-        let threads = self.threads_per_child() as usize;
-        let here = (slurm::this_host(), self.cores() as usize);
-        for e in entries {
-            let Some(command) = e.slurm_command() else {
-                steps.push(e);
-                continue;
-            };
-            let command = if is_builtin(command) {
-                slurm::builtin_command()
-            } else {
-                command.to_owned()
-            };
-            let planned = Allocation::from_env()
-                .and_then(|a| a.steps(&command, threads, here))
-                .map_err(|why| OptionError::BadValue {
-                    name: "Workers".to_owned(),
-                    value: self.workers.clone(),
-                    expected: format!("usable here: {why}"),
-                })?;
-            steps.extend(planned.into_iter().map(|(command, slots)| WorkerEntry {
-                role: e.role,
-                root: false,
-                command,
-                slots,
-            }));
-        }
-        Ok(steps)
     }
 
     /// How many child searches run at once: `Threads` cores, `ChildThreads`
@@ -1152,70 +1027,6 @@ impl Options {
             n => n,
         }
     }
-
-    /// One child's options: `hash_mb` is its share of `Hash`, `threads`
-    /// its search threads (`ChildThreads`, or the root child's `Threads`).
-    fn child_config(
-        &self,
-        command: &str,
-        extra: &str,
-        option: &str,
-        (hash_mb, threads): (u32, u32),
-    ) -> Result<ChildConfig, OptionError> {
-        // The user's own options come last and win.
-        let mut options = vec![
-            ("Threads".to_owned(), threads.to_string()),
-            ("Hash".to_owned(), hash_mb.to_string()),
-        ];
-        if self.chess960 {
-            options.push(("UCI_Chess960".to_owned(), "true".to_owned()));
-        }
-        if self.show_wdl {
-            options.push(("UCI_ShowWDL".to_owned(), "true".to_owned()));
-        }
-        // Children probe the tables in their own searches (the built-in
-        // one too); mpcmc answers the positions they hold itself.
-        if !self.syzygy_path.trim().is_empty() {
-            options.push(("SyzygyPath".to_owned(), self.syzygy_path.trim().to_owned()));
-            let rule = if self.syzygy_50_move_rule {
-                "true"
-            } else {
-                "false"
-            };
-            options.push(("Syzygy50MoveRule".to_owned(), rule.to_owned()));
-        }
-        options.extend(
-            parse_child_options(extra).map_err(|reason| OptionError::BadValue {
-                name: option.to_owned(),
-                value: extra.to_owned(),
-                expected: reason,
-            })?,
-        );
-        Ok(ChildConfig {
-            command: command.trim().to_owned(),
-            options,
-            castling: self.castling_mode(),
-            variant: self.variant,
-            // Set by `pool_config` once the whole configuration is known.
-            clear_hash: false,
-        })
-    }
-}
-
-/// Parses `Name=Value;Name=Value` (spaces around names and values ignored).
-pub fn parse_child_options(text: &str) -> Result<Vec<(String, String)>, String> {
-    text.split(';')
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .map(|part| match part.split_once('=') {
-            Some((name, value)) if !name.trim().is_empty() => {
-                Ok((name.trim().to_owned(), value.trim().to_owned()))
-            }
-            _ => Err(format!(
-                "a list of Name=Value separated by ';' (at '{part}')"
-            )),
-        })
-        .collect()
 }
 
 /// The command-line flag of an option: `ChildNodes` → `child-nodes`,
@@ -1241,6 +1052,7 @@ pub fn flag_name(option: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::children::ChildConfig;
 
     /// The last value `c` sets for option `name`.
     fn option(c: &ChildConfig, name: &str) -> Option<String> {
