@@ -1,7 +1,7 @@
 //! Playing at a level (`UCI_LimitStrength`, `UCI_Elo`, `Seed`), modelling
 //! the person (`UCI_Opponent`) and the opening book (`OwnBook`,
 //! `BookFile`), through the binary over the built-in engine: behaviour,
-//! not strength (the calibration is a match: `uci-options.md`).
+//! not strength (the calibration is a match: `docs/measurements.md`).
 
 mod common;
 

@@ -144,12 +144,12 @@ impl Calibration {
     }
 }
 
-/// The levels' calibration over the built-in engine (`uci-options.md`
+/// The levels' calibration over the built-in engine (`docs/measurements.md`
 /// has the commands and every run). With the draw's plausibility prior
 /// (`mpc::plausible`) 1400 at 2150 nodes and spread 0.058 scored
 /// +117 ± 79 against Stockfish's 1400 (80 games): it now searches 1700 at
 /// 0.0644, what 1270 was before, and scored +22.6 ± 50.8 (200 games, fixed
-/// nodes, `uci-options.md`); 1800 and the levels around are not
+/// nodes, `docs/measurements.md`); 1800 and the levels around are not
 /// re-measured with the prior. Budgets are calibrated where no clock
 /// cuts them (mpcmc on a long clock, Stockfish at a node count that its
 /// `UCI_Elo` pick reaches), so that a level plays the same at 10+0.1 and on
@@ -208,7 +208,7 @@ const BUILTIN: [Anchor; 5] = [
 /// The levels' calibration over Stockfish (Debian's 15.1; later versions
 /// search more per node and play stronger at the same budgets):
 /// Stockfish's nodes, measured against its own `UCI_Elo` at fixed nodes
-/// (`uci-options.md`, *Calibration*, has every run). 1400, 1800 and 2200
+/// (`docs/measurements.md`, *Levels: calibration*, has every run). 1400, 1800 and 2200
 /// take a second look at the drawn move, which is worth about 300 Elo at
 /// 1800 and more at 2200, and draw wider to give it back. At 1400 and
 /// 1800 the look also compares the drawn move with the best searched as
