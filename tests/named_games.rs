@@ -7,9 +7,9 @@
 
 mod common;
 
-use std::process::Command;
+use std::{collections::BTreeSet, process::Command};
 
-use common::{Mpcmc, SECOND, fairy_stockfish, referee};
+use common::{Mpcmc, SECOND, children_of, fairy_stockfish, referee};
 use mpcmc::protocol::game::Rules;
 
 /// mpcmc over Fairy-Stockfish, as one command line.
@@ -92,6 +92,43 @@ fn a_stalemate_in_xiangqi_is_a_win() {
     e.send("ponderhit");
     let (mv, lines) = e.bestmove(30 * SECOND);
     assert_eq!(mv, "(none)", "{lines:#?}");
+    e.quit();
+}
+
+/// The Fairy-Stockfish processes under `pid` (through supervisors).
+fn engines_under(pid: u32) -> BTreeSet<u32> {
+    let mut found = BTreeSet::new();
+    let mut todo = children_of(pid);
+    while let Some(p) = todo.pop() {
+        let name = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+        if name.trim() == "fairy-stockfish" {
+            found.insert(p);
+        }
+        todo.extend(children_of(p));
+    }
+    found
+}
+
+/// The child that lists a named game's moves starts with the pool at
+/// `isready`, so the first move's clock pays nothing for it: the first
+/// `go` starts no engine.
+#[test]
+fn the_rules_child_starts_at_isready() {
+    let mut e = playing("xiangqi");
+    e.send("isready");
+    e.until("readyok", 30 * SECOND);
+    let ready = engines_under(e.pid());
+    // The pool's child (both roles: one command) and the rules child.
+    assert_eq!(ready.len(), 2, "{ready:?}");
+    e.send("position startpos moves h3h10");
+    e.send("go nodes 2000");
+    let (mv, lines) = e.bestmove(60 * SECOND);
+    assert_ne!(mv, "(none)", "{lines:#?}");
+    assert_eq!(
+        engines_under(e.pid()),
+        ready,
+        "the first go started an engine"
+    );
     e.quit();
 }
 

@@ -11,7 +11,10 @@
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
-use mpcmc_protocol::{GameMove, MoveText, game::VariantEnd};
+use mpcmc_protocol::{
+    GameMove, MoveText,
+    game::{Rules, VariantEnd},
+};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -145,7 +148,7 @@ impl RulesChild {
         if let Some(list) = state.lists.get(&key) {
             return Ok(list.clone());
         }
-        let mut client = self.client(state, game).await?;
+        let mut client = self.client(state, game.rules()).await?;
         let list = client.perft(game).await?;
         state.client = Some(client);
         state.lists.insert(key, list.clone());
@@ -156,7 +159,7 @@ impl RulesChild {
     /// minimal search of the child scores it.
     async fn end(&self, state: &mut State, game: &Arc<Game>) -> Result<VariantEnd, ChildError> {
         let query = Query::root(game.clone(), ChildLimit::Nodes(END_NODES));
-        let mut client = self.client(state, game).await?;
+        let mut client = self.client(state, game.rules()).await?;
         let report = match client.search(&query, &CancellationToken::new()).await {
             Ok(report) => report,
             Err(SearchError::Child(e)) => return Err(e),
@@ -176,14 +179,14 @@ impl RulesChild {
     /// The child, started when first needed (and again after it failed),
     /// taken out for a call: a call that fails or is dropped half-way
     /// drops it (its process ends), so no later call reads its answers.
-    async fn client(&self, state: &mut State, game: &Game) -> Result<Client, ChildError> {
+    async fn client(&self, state: &mut State, rules: Rules) -> Result<Client, ChildError> {
         if let Some(client) = state.client.take() {
             return Ok(client);
         }
         let Some(mut config) = self.config.clone() else {
             return Err(ChildError::NoVariant {
                 engine: "the pool".to_owned(),
-                variant: game.rules(),
+                variant: rules,
                 offered: "no evaluator to list the moves".to_owned(),
             });
         };
@@ -193,6 +196,26 @@ impl RulesChild {
         }
         let label = format!("rules ({})", config.command);
         (self.connect)(config, label).await
+    }
+
+    /// Starts the child now when its pool plays a game mpcmc knows by
+    /// name only and none runs (`isready`, with the pool's workers), so
+    /// that its start-up is not charged to the first move's clock. A child
+    /// that fails to start is left to the first listing, which tries again
+    /// and says why.
+    pub async fn warm(&self) {
+        let Some(rules) = self.config.as_ref().map(|c| c.variant) else {
+            return;
+        };
+        if rules.board().is_some() {
+            return;
+        }
+        let mut state = self.state.lock().await;
+        if state.client.is_none()
+            && let Ok(client) = self.client(&mut state, rules).await
+        {
+            state.client = Some(client);
+        }
     }
 
     /// Quits the child, if one was started.

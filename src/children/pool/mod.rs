@@ -208,11 +208,15 @@ impl Pool {
     }
 
     /// Resolves when every worker has started its children (or failed to:
-    /// that shows again on first use).
+    /// that shows again on first use), and the rules child of a game mpcmc
+    /// knows by name only ([`RulesChild::warm`]).
     pub async fn ready(&self) {
         let threads = self.workers.len();
         let mut started = self.started.clone();
-        let _ = started.wait_for(|n| *n >= threads).await;
+        let workers = async {
+            let _ = started.wait_for(|n| *n >= threads).await;
+        };
+        tokio::join!(workers, self.rules.warm());
     }
 
     /// What one call costs beyond its search, as measured so far.
