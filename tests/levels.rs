@@ -8,7 +8,10 @@ mod common;
 use std::{path::PathBuf, time::Duration};
 
 use common::{Mpcmc, SECOND, assert_legal, position};
-use mpcmc::mpc::level::{Calibration, LOOK_NODES, Level};
+use mpcmc::mpc::{
+    calibration::Calibration,
+    level::{LOOK_NODES, Level},
+};
 use serde_json::Value as Json;
 use shakmaty::{Chess, Position, fen::Fen};
 

@@ -1073,7 +1073,7 @@ mod tests {
             root: Some(("e2e4", 0)),
             ..Scripted::default()
         });
-        let person = Level::new(level::MIN_ELO);
+        let person = Level::new(crate::mpc::calibration::MIN_ELO);
         let settings = Settings {
             person: Some(person),
             ..ONE
@@ -1171,7 +1171,7 @@ mod tests {
         for _ in 0..20 {
             let settings = Settings {
                 level: Some(Draw {
-                    level: Level::new(level::MIN_ELO),
+                    level: Level::new(crate::mpc::calibration::MIN_ELO),
                     random: rng.next_u64(),
                     decided: false,
                 }),
@@ -1206,7 +1206,7 @@ mod tests {
             c
         };
         let at = |elo, calibration| Level::new(elo).over(calibration);
-        let looking = at(2200, level::Calibration::Stockfish);
+        let looking = at(2200, crate::mpc::calibration::Calibration::Stockfish);
         assert!(looking.looks().is_some() && looking.compares().is_none());
         let mut rng = level::Rng::new(5);
         let (mut played, mut refuted) = (Vec::new(), 0);
@@ -1243,7 +1243,7 @@ mod tests {
         assert!(played.iter().any(|m| m == "d2d4"), "{played:?}");
         // Over the built-in engine the levels take no second look: the
         // shallow best is played at times.
-        let plain = at(1800, level::Calibration::Builtin);
+        let plain = at(1800, crate::mpc::calibration::Calibration::Builtin);
         assert!(plain.looks().is_none());
         let mut plain_played = Vec::new();
         for _ in 0..30 {
@@ -1277,7 +1277,7 @@ mod tests {
             c.deep_scores.insert("d2d4 d7d5".into(), deep);
             c
         };
-        let at = |elo| Level::new(elo).over(level::Calibration::Stockfish);
+        let at = |elo| Level::new(elo).over(crate::mpc::calibration::Calibration::Stockfish);
         let comparing = at(1400);
         assert!(comparing.compares().is_some() && comparing.look_lines() == 2);
         assert!(
@@ -1348,7 +1348,7 @@ mod tests {
         let cands = moves(&g, &["e2e4", "d2d4"]);
         let draw = |decided| {
             Some(Draw {
-                level: Level::new(1800).over(level::Calibration::Stockfish),
+                level: Level::new(1800).over(crate::mpc::calibration::Calibration::Stockfish),
                 random: 9,
                 decided,
             })
@@ -1423,7 +1423,7 @@ mod tests {
         let g = game(START);
         let cands = moves(&g, &["e2e4", "d2d4"]);
         let level = Some(Draw {
-            level: Level::new(1400).over(level::Calibration::Stockfish),
+            level: Level::new(1400).over(crate::mpc::calibration::Calibration::Stockfish),
             random: 3,
             decided: false,
         });

@@ -6,6 +6,7 @@
 //! `uci/`. That keeps the decision logic testable in-process.
 
 pub mod budget;
+pub mod calibration;
 pub mod candidate;
 pub mod decision;
 pub mod fortify;

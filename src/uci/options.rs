@@ -17,8 +17,9 @@ use crate::{
     },
     mpc::{
         Lookahead, Role, Settings,
+        calibration::{Calibration, MAX_ELO, MIN_ELO},
         decision::{PRUNE_WIDTH, REPLY_WEIGHT},
-        level::{Calibration, Level, MAX_ELO, MIN_ELO},
+        level::Level,
     },
 };
 
