@@ -48,7 +48,7 @@ enum Allowance {
     Clock {
         usable: u64,
         inc: u64,
-        moves_to_go: u64,
+        moves_to_go: u32,
     },
 }
 
@@ -59,7 +59,7 @@ fn allowance(go: &Go, us: Color, overhead: Duration) -> Option<Allowance> {
     }
     let usable = go.usable_clock(us, overhead, DEFAULT_MOVES_TO_GO)?;
     let inc = go.clock_of(us).1.unwrap_or(0).max(0) as u64;
-    let moves_to_go = u64::from(go.moves_to_go().unwrap_or(DEFAULT_MOVES_TO_GO));
+    let moves_to_go = go.moves_to_go().unwrap_or(DEFAULT_MOVES_TO_GO);
     Some(Allowance::Clock {
         usable: usable.as_millis() as u64,
         inc,
@@ -102,7 +102,7 @@ fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
             moves_to_go,
         } => {
             let ms = Duration::from_millis;
-            let share = Go::move_share(ms(usable), ms(inc), moves_to_go as u32).as_millis() as u64;
+            let share = Go::move_share(ms(usable), ms(inc), moves_to_go).as_millis() as u64;
             // The last move before a control may take most of what is left.
             let most = if moves_to_go == 1 {
                 usable * 9 / 10
@@ -112,7 +112,7 @@ fn move_time(go: &Go, us: Color, overhead: Duration) -> Option<MoveTime> {
             let hard = (share * HARD_FACTOR).min(most);
             // What a child sent this clock may take itself: a third of it
             // in sudden death, more as a time control nears.
-            let cap = (usable * 3 / moves_to_go).clamp(usable / 3, usable * 9 / 10);
+            let cap = (usable * 3 / u64::from(moves_to_go)).clamp(usable / 3, usable * 9 / 10);
             (share.min(hard), hard, cap)
         }
     };
