@@ -35,7 +35,7 @@ mod tests {
             ("src/mpc", &["children", "uci", "bench"]),
             ("src/children", &["uci", "bench", "mpc::lookahead"]),
             ("src/mpc/decision.rs", &["mpc::rounds", "mpc::lookahead"]),
-            ("src/mpc/lookahead.rs", &["mpc::rounds"]),
+            ("src/mpc/lookahead", &["mpc::rounds"]),
             ("src/uci/trace.rs", &["uci::search"]),
             ("src/uci/carry.rs", &["uci::search", "uci::trace"]),
         ];

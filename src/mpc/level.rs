@@ -38,6 +38,8 @@
 //! core stays deterministic and a session with a fixed seed ([`Rng`])
 //! repeats its games.
 
+pub(crate) mod look;
+
 use crate::mpc::{
     ChildLimit, Value,
     calibration::{Anchor, Calibration, MAX_ELO, MIN_ELO, NO_LOOK},
