@@ -299,8 +299,8 @@ async fn simulate(
     ));
     pool.ready().await;
     let measured = pool.round_trip();
-    // Every chain: the first level's plies, then two calls a deeper level.
-    let chain = settings.lookahead.plies() + 2 * (settings.lookahead.levels() - 1);
+    // Every chain: the first step's plies, then two calls a deeper step.
+    let chain = settings.lookahead.plies() + 2 * (settings.lookahead.steps() - 1);
     writeln!(
         out,
         "mpcmc bench --simulate {slots}: {}-step, {} nodes a call at {} nodes/s, \
@@ -393,9 +393,9 @@ async fn simulate(
 }
 
 /// The longest chain of calls that had to follow one another, as long as
-/// those calls took: the root search, or a move's first-level calls (the
+/// those calls took: the root search, or a move's first-step calls (the
 /// opponent's, then the evaluator's) followed by the longest chain of its
-/// next level. What a decision cannot beat, however many slots it has.
+/// next step. What a decision cannot beat, however many slots it has.
 fn critical_path(d: &Decision, plies: u32) -> Duration {
     fn chain(c: &Candidate, own: usize) -> Duration {
         let mine: Duration = c.calls.iter().take(own).map(|r| r.busy_time).sum();

@@ -220,11 +220,11 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
     writeln!(out, "position {fen}")?;
     writeln!(
         out,
-        "go {}  ({} lookahead, {} level{} complete)",
+        "go {}  ({} lookahead, {} step{} complete)",
         t.go.trim_start_matches("go").trim(),
         t.lookahead,
-        t.levels,
-        if t.levels == 1 { "" } else { "s" }
+        t.steps,
+        if t.steps == 1 { "" } else { "s" }
     )?;
     // The trace's weight is 0 whenever no value was mixed.
     if t.reply_weight > 0 {
@@ -232,7 +232,7 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
             out,
             "value: {}% the nominal opponent's own score after the move (opp), \
              the rest the evaluator's after the reply (eval); an expanded \
-             move's is its deeper level's, eval and opp its first level's",
+             move's is its deeper step's, eval and opp its first step's",
             t.reply_weight
         )?;
     }
@@ -276,7 +276,7 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
                 if t.level.is_some() {
                     "a second look's; the pass's"
                 } else {
-                    "a deeper level: one-step"
+                    "a deeper step: one-step"
                 },
                 show(Some(v))
             )),

@@ -361,8 +361,8 @@ fn passes_until_stop_are_traced_as_rounds() {
     values_come_from_their_rounds(&t);
 }
 
-/// A node total holds under `go searchmoves` with a deeper level too: the
-/// positions a level expands have all their legal moves, not just the few
+/// A node total holds under `go searchmoves` with a deeper step too: the
+/// positions a step expands have all their legal moves, not just the few
 /// the root was restricted to (planned as two, 37 k nodes went out of 20 k).
 #[test]
 fn a_node_total_under_searchmoves_is_kept_by_a_two_step_lookahead() {
@@ -376,7 +376,7 @@ fn a_node_total_under_searchmoves_is_kept_by_a_two_step_lookahead() {
         "--json",
     ]);
     let trace: Json = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(trace["levels"], 2, "{trace}");
+    assert_eq!(trace["steps"], 2, "{trace}");
     let nodes = trace["nodes"].as_u64().expect("nodes");
     // Each call's few nodes are rounded up to a search worth its round
     // trip, hence the slack.
@@ -384,9 +384,9 @@ fn a_node_total_under_searchmoves_is_kept_by_a_two_step_lookahead() {
 }
 
 #[test]
-fn a_one_pass_root_search_is_as_long_as_the_first_levels_line() {
+fn a_one_pass_root_search_is_as_long_as_the_first_steps_line() {
     // (flags, the root search's limit in calls of 300 nodes): the first
-    // level's line is ν then E (E alone in half-step); memoryless children
+    // step's line is ν then E (E alone in half-step); memoryless children
     // are the paper's even pass, and without fortification the root search
     // is only the fallback.
     let cases: [(&[&str], u64); 6] = [

@@ -344,7 +344,13 @@ async fn two_step_plays_the_recomputed_backed_up_argmax() {
     let (want, values) = recompute_two_step(fen, 2).await;
     let (got, trace) = engine_decision(fen, &["--lookahead=two", "--prune-width=2"]).await;
     assert_eq!(got, want, "values: {values:?}");
-    assert_eq!((trace.lookahead.as_str(), trace.levels), ("two", 2));
+    assert_eq!((trace.lookahead.as_str(), trace.steps), ("two", 2));
+    // A trace written before the field was named `steps` reads the same.
+    let old = serde_json::to_string(&trace)
+        .expect("a trace")
+        .replace("\"steps\":", "\"levels\":");
+    let old: Trace = serde_json::from_str(&old).expect("a trace with `levels`");
+    assert_eq!(old, trace);
     let traced: Vec<(String, Option<Score>, Option<Score>)> = trace
         .candidates
         .iter()

@@ -29,7 +29,7 @@ pub const ROOT_SHARE: f64 = 0.9;
 /// A node total (`go nodes N`) as rounds: [`ROOT_SHARE`] of it for the
 /// evaluator's root search, the rest over rounds of halving that end with
 /// two candidates. `moves` root moves are weighed; `branching` is the
-/// legal moves at the root (the estimate for every position a deeper level
+/// legal moves at the root (the estimate for every position a deeper step
 /// expands; more than `moves` under `go searchmoves`).
 pub fn node_rounds(total: u64, settings: Settings, moves: usize, branching: usize) -> RoundPlan {
     let root = ((total as f64 * ROOT_SHARE) as u64).max(1);

@@ -29,17 +29,17 @@ pub struct Candidate {
     /// The evaluator's report at the evaluated position.
     pub leaf: Option<Report>,
     /// Reports of the calls made for this candidate: for a root move,
-    /// every call of its lookahead, deeper levels' included (a level
+    /// every call of its lookahead, deeper steps' included (a step
     /// dropped when cut short too: they were spent); for a move of a
-    /// deeper level, its own.
+    /// deeper step, its own.
     pub calls: Vec<Report>,
     /// Why the candidate has no value.
     pub failure: Option<Failure>,
-    /// The next level, when a multistep lookahead expanded this candidate:
+    /// The next step, when a multistep lookahead expanded this candidate:
     /// every legal move at the position after `mv` and `reply`, with its
     /// own lookahead from there. `value` is then their best, backed up.
     pub next: Vec<Candidate>,
-    /// Its value at its own level, when a deeper level or a level's
+    /// Its value at its own step, when a deeper step or a level's
     /// second look ([`Look`](crate::mpc::level::Look)) replaced it.
     pub shallow: Option<Value>,
     /// The position after the move stood on the board before in the game
@@ -111,7 +111,7 @@ pub(crate) fn best_valued(candidates: &[Candidate]) -> Option<usize> {
 
 impl Candidate {
     /// The evaluated line from the root: the move, the predicted reply,
-    /// then the best line of the next level when it was expanded, else
+    /// then the best line of the next step when it was expanded, else
     /// the evaluator's line.
     pub fn line(&self) -> Vec<GameMove> {
         let mut line = vec![self.mv];
@@ -124,7 +124,7 @@ impl Candidate {
     }
 
     /// The depth its value stands for: the evaluator's at the leaf plus
-    /// the lookahead's `plies` (and two a deeper level).
+    /// the lookahead's `plies` (and two a deeper step).
     pub fn depth(&self, plies: u32) -> Option<u32> {
         match self.best_next() {
             Some(next) => next.depth(2).map(|d| d + plies),
@@ -133,7 +133,7 @@ impl Candidate {
     }
 
     /// What the search behind its value said besides depth and score,
-    /// seen from the root: the leaf's, `plies` (two a deeper level) on.
+    /// seen from the root: the leaf's, `plies` (two a deeper step) on.
     pub fn extra(&self, plies: u32) -> Extra {
         match self.best_next() {
             Some(next) => next.extra(2).after(plies),
@@ -144,7 +144,7 @@ impl Candidate {
         }
     }
 
-    /// The best valued move of the next level (the first on ties), when
+    /// The best valued move of the next step (the first on ties), when
     /// this candidate was expanded.
     pub fn best_next(&self) -> Option<&Candidate> {
         best_valued(&self.next).map(|i| &self.next[i])

@@ -23,10 +23,10 @@ pub enum Lookahead {
     /// Predict the reply, evaluate `x·u·w`.
     One,
     /// One-step, then one-step again from the most promising `x·u·w`
-    /// (the paper's multistep lookahead, its deeper level pruned).
+    /// (the paper's multistep lookahead, its deeper step pruned).
     Two,
     /// Two-step, then one-step again from the most promising positions
-    /// of the second level.
+    /// of the second step.
     Three,
 }
 
@@ -39,7 +39,7 @@ impl Lookahead {
         Lookahead::Three,
     ];
 
-    /// Plies from the root to a position evaluated at the first level.
+    /// Plies from the root to a position evaluated at the first step.
     pub fn plies(self) -> u32 {
         match self {
             Lookahead::Half => 1,
@@ -47,9 +47,10 @@ impl Lookahead {
         }
     }
 
-    /// Levels of lookahead: the first is never pruned, the others expand
-    /// only the most promising positions of the level above.
-    pub fn levels(self) -> u32 {
+    /// Steps of lookahead (a step: our move and the predicted reply):
+    /// the first is never pruned, the others expand only the most
+    /// promising positions of the step above.
+    pub fn steps(self) -> u32 {
         match self {
             Lookahead::Half | Lookahead::One => 1,
             Lookahead::Two => 2,
@@ -78,13 +79,13 @@ impl Lookahead {
 
     /// The child calls of a pass over `candidates` root moves when every
     /// expanded position has `moves` legal moves (an estimate: the root's
-    /// count) and each deeper level expands `width` positions.
+    /// count) and each deeper step expands `width` positions.
     pub fn calls(self, candidates: usize, moves: usize, width: usize) -> u64 {
         let first = u64::from(self.plies()) * candidates as u64;
-        // Level 2 expands root moves; level 3 positions of level 2.
-        let expanded = (2..=self.levels())
-            .map(|level| {
-                if level == 2 {
+        // Step 2 expands root moves; step 3 positions of step 2.
+        let expanded = (2..=self.steps())
+            .map(|step| {
+                if step == 2 {
                     width.min(candidates)
                 } else {
                     width
@@ -127,7 +128,7 @@ pub struct Settings {
     pub fortify: bool,
     /// Centipawns the lookahead must gain over the evaluator's root value.
     pub fortify_margin: i32,
-    /// Positions each level below the first expands (multistep lookahead).
+    /// Positions each step below the first expands (multistep lookahead).
     pub prune_width: usize,
     /// One pass is the paper's even pass: the evaluator's root search
     /// under the calls' limit too (see [`Settings::root_limit`]).
@@ -164,7 +165,7 @@ pub struct Draw {
     pub decided: bool,
 }
 
-/// `PruneWidth`'s default: positions each deeper level expands.
+/// `PruneWidth`'s default: positions each deeper step expands.
 pub const PRUNE_WIDTH: usize = 3;
 
 /// `ReplyWeight`'s default with warm children (`Memoryless=false`); the
@@ -173,7 +174,7 @@ pub const REPLY_WEIGHT: u32 = 50;
 
 impl Settings {
     /// `lookahead` fortified, with no extra margin, [`PRUNE_WIDTH`], a root
-    /// search as long as the first level's line, and the evaluator's values
+    /// search as long as the first step's line, and the evaluator's values
     /// unmixed (`ReplyWeight` 0, the paper's rule).
     pub const fn new(lookahead: Lookahead) -> Settings {
         Settings {
@@ -201,8 +202,8 @@ impl Settings {
     }
 
     /// The evaluator's root search in a pass whose calls are under `limit`.
-    /// As the fortification reference it runs beside the first level for
-    /// as long as that level's line of calls takes, one after the other (ν
+    /// As the fortification reference it runs beside the first step for
+    /// as long as that step's line of calls takes, one after the other (ν
     /// then E: twice the limit; E alone in half-step: once), so it costs
     /// the pass no wall time when every call has a worker and the move the
     /// lookahead must beat is the base engine's at that time. Under the
@@ -369,14 +370,14 @@ pub struct Decision {
     /// Why the evaluator's root search gave nothing, if it did not.
     pub root_failure: Option<Failure>,
     pub stats: Stats,
-    /// The pass was cut short, at any of its levels: by cancellation, or
+    /// The pass was cut short, at any of its steps: by cancellation, or
     /// because a child stalled.
     pub cancelled: bool,
     /// How a decision in rounds spread its budget.
     pub spread: Option<Spread>,
-    /// Levels of lookahead that completed (a deeper level cut short
-    /// leaves the values of the level above).
-    pub levels: u32,
+    /// Steps of lookahead that completed (a deeper step cut short
+    /// leaves the values of the step above).
+    pub steps: u32,
     /// The level's draw, when one chose the move.
     pub drawn: Option<level::Choice>,
     /// The level's second looks at drawn moves, in order: the last one
@@ -429,7 +430,7 @@ impl Decision {
             lookahead_choice: None,
             evaluator_choice: report.score.map(|s| (best, s)),
             candidates: Vec::new(),
-            levels: 0,
+            steps: 0,
             stats: Stats {
                 calls: 1,
                 nodes: report.nodes,

@@ -74,8 +74,8 @@ impl Noise {
 
     /// Learns from two consecutive complete rounds, the later under
     /// `limit`: for every move of the later round besides its best `t`, how
-    /// `V(u) - V(t)` changed. Values at the first level (a move a deeper
-    /// level expanded in one round and not in the other would otherwise
+    /// `V(u) - V(t)` changed. Values at the first step (a move a deeper
+    /// step expanded in one round and not in the other would otherwise
     /// count its change of depth as noise).
     pub(crate) fn learn(&mut self, earlier: &[Candidate], later: &[Candidate], limit: ChildLimit) {
         let value = |cs: &[Candidate], m: GameMove| {
@@ -134,10 +134,10 @@ mod tests {
         );
     }
 
-    /// A move a deeper level expanded in the later round only: its rise
-    /// is a change of depth, not noise; the first-level values are compared.
+    /// A move a deeper step expanded in the later round only: its rise
+    /// is a change of depth, not noise; the first-step values are compared.
     #[test]
-    fn noise_compares_first_level_values() {
+    fn noise_compares_first_step_values() {
         let game = Game::default();
         let moves: Vec<GameMove> = game.legal_moves().into_iter().take(2).collect();
         let valued = |mv, cp, shallow: Option<i32>| Candidate {

@@ -6,7 +6,7 @@
 //! own worker when there are two or more), and its move `a` is what mpcmc
 //! plays unless the lookahead proves a better one. Round 1 gives every
 //! candidate its exact one-step lookahead (ν, then E) at a small budget —
-//! nothing at the first level is pruned. Each later round re-runs ν and E for
+//! nothing at the first step is pruned. Each later round re-runs ν and E for
 //! the better half of the previous round's candidates at twice the budget
 //! (the predicted reply may change), with `a` among them as soon as the root
 //! search names it. Every round costs about as much as the first, and most of
@@ -42,7 +42,7 @@ use crate::mpc::{
     time::rounds::{ROOT_TO_TARGET, RootState, RootTime, RoundClock, Standing},
 };
 
-/// How wide the positions a deeper level expands are, estimated: the legal
+/// How wide the positions a deeper step expands are, estimated: the legal
 /// moves at the root (more than the `candidates` under `go searchmoves`).
 pub fn branching(game: &Game, candidates: usize) -> usize {
     game.legal_moves().len().max(candidates)
@@ -77,7 +77,7 @@ fn next_size(n: usize) -> usize {
 /// `rounds` rounds of sequential halving over `moves` root moves: round `r`
 /// re-searches its candidates, and from round 2 the anchor with them (it
 /// usually is one of them when it is not), at `2^(r-1)` times round 1's
-/// budget. A multistep lookahead's deeper levels count too, with
+/// budget. A multistep lookahead's deeper steps count too, with
 /// `branching` legal moves at every position they expand. On `lanes`
 /// virtual workers ([`RoundPlan::lanes`]) `total` is each lane's, and a
 /// round costs its waves: the candidates a lane searches one after the
@@ -431,7 +431,7 @@ pub async fn decide_in_rounds<C: Children>(
             let root = root_state();
             let target = clock.target(standing, root);
             // The next round costs as much again, twice as much once it
-            // no longer halves (a multistep lookahead's deeper levels do
+            // no longer halves (a multistep lookahead's deeper steps do
             // not halve).
             let calls = |n: usize| {
                 let l = settings.lookahead;

@@ -164,7 +164,7 @@ pub struct Options {
     /// `None` until set: [`REPLY_WEIGHT`] with warm children, 0 with
     /// `Memoryless` (the paper's exact rule).
     pub reply_weight: Option<u32>,
-    /// Positions each deeper level of a multistep lookahead expands.
+    /// Positions each deeper step of a multistep lookahead expands.
     pub prune_width: usize,
     pub child_nodes: u64,
     pub child_movetime: u64,

@@ -67,9 +67,11 @@ pub struct Trace {
     /// evaluated line's value taken from the nominal opponent's own score
     /// (0 when no one-step or deeper lookahead ran: half-step, or none).
     pub reply_weight: u32,
-    /// Levels of lookahead that completed (a deeper level cut short is
+    /// Steps of lookahead that completed (a deeper step cut short is
     /// dropped whole; 0: no lookahead ran).
-    pub levels: u32,
+    /// (`levels` in traces before 2026-11-28, read as this.)
+    #[serde(alias = "levels")]
+    pub steps: u32,
     /// The move played (UCI).
     pub chosen: String,
     /// Which rule chose it ([`Rule::key`](crate::mpc::Rule::key)).
@@ -165,17 +167,17 @@ pub struct CandidateTrace {
     /// The evaluator's own value of the evaluated line, for us, before
     /// `reply_weight` mixed `reply_value` in (`null`: its call did not
     /// finish or gave no score, or the game ended on the line). For an
-    /// expanded move it is the first level's, as `one_step_value` is.
+    /// expanded move it is the first step's, as `one_step_value` is.
     pub evaluator_value: Option<Score>,
     /// The evaluated line from the root: `u w` and then the evaluator's
-    /// line from there (`u w u' w'` and on when a deeper level expanded
+    /// line from there (`u w u' w'` and on when a deeper step expanded
     /// the move).
     pub line: Vec<String>,
     /// The value the decision used (`null`: the move got none); with
     /// `ReplyWeight` above 0, mixed with the nominal opponent's scores.
     pub value: Option<Score>,
-    /// Its one-step value, when a deeper level expanded it and `value` is
-    /// that level's, backed up; at a level, the pass's value when a second
+    /// Its one-step value, when a deeper step expanded it and `value` is
+    /// that step's, backed up; at a level, the pass's value when a second
     /// look replaced it (`value` is then the look's).
     pub one_step_value: Option<Score>,
     /// 1 for the best value; `null` without a value.
@@ -392,12 +394,12 @@ impl Trace {
             variant: cx.game.rules().uci().to_owned(),
             go: cx.go,
             lookahead: cx.settings.lookahead.to_string(),
-            reply_weight: if cx.settings.lookahead.plies() == 2 && d.levels > 0 {
+            reply_weight: if cx.settings.lookahead.plies() == 2 && d.steps > 0 {
                 cx.settings.reply_weight
             } else {
                 0
             },
-            levels: d.levels,
+            steps: d.steps,
             chosen: n.one(d.best),
             rule: d.rule.to_string(),
             value: d.value.map(Score::from),

@@ -10,11 +10,11 @@ use crate::mpc::{
     candidate::Candidate,
     decision::{Draw, Settings},
     level::{Choice, LOOK_NODES, Look, MAX_LOOKS, Rng},
-    lookahead::{first::LevelFound, line::evaluate},
+    lookahead::{first::StepFound, line::evaluate},
     plausible::{Plausibility, plausibility},
 };
 
-/// A level's draw among the valued candidates of `level` ([`Level::choose`]),
+/// A level's draw among the valued candidates of `found` ([`Level::choose`]),
 /// the drawn move given a second look first where the level has one
 /// ([`Level::looks`]): its one-step line searched again at
 /// [`LOOK_NODES`] times the calls' node budget, and where the level
@@ -39,7 +39,7 @@ use crate::mpc::{
 pub(crate) async fn draw_and_look<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
-    level: &mut LevelFound,
+    found: &mut StepFound,
     draw: Draw,
     limit: ChildLimit,
     settings: Settings,
@@ -48,7 +48,7 @@ pub(crate) async fn draw_and_look<C: Children>(
     let pos = game.position();
     let last = game.moves().last().and_then(|m| m.board());
     // A child's token has no piece to judge: every such move is as plausible.
-    let mut priors: Vec<Plausibility> = level
+    let mut priors: Vec<Plausibility> = found
         .candidates
         .iter()
         .map(|c| match (pos, c.mv.board()) {
@@ -56,17 +56,17 @@ pub(crate) async fn draw_and_look<C: Children>(
             _ => Plausibility::default(),
         })
         .collect();
-    let mut choice = draw.level.choose(&level.candidates, &priors, draw.random);
+    let mut choice = draw.level.choose(&found.candidates, &priors, draw.random);
     let mut looks: Vec<Look> = Vec::new();
     let look_limit = match (draw.level.looks(), limit) {
-        (Some(_), ChildLimit::Nodes(n)) if !level.cancelled && !draw.decided => {
+        (Some(_), ChildLimit::Nodes(n)) if !found.cancelled && !draw.decided => {
             ChildLimit::Nodes(n.saturating_mul(LOOK_NODES))
         }
         _ => return (choice, looks),
     };
     let mut randoms = Rng::new(draw.random);
     while let Some(c) = choice {
-        let Some(shallow) = level.candidates[c.index].value.filter(|_| {
+        let Some(shallow) = found.candidates[c.index].value.filter(|_| {
             looks.len() < MAX_LOOKS
                 && !looks.iter().any(|l| l.index == c.index)
                 && !cancel.is_cancelled()
@@ -84,17 +84,17 @@ pub(crate) async fn draw_and_look<C: Children>(
                 cancel.clone(),
             )
         };
-        let deeper = look(level.candidates[c.index].mv).await;
+        let deeper = look(found.candidates[c.index].mv).await;
         // The best as deep, searched once: a candidate whose value a look
         // replaced keeps the pass's as `shallow` (a level's pass is
         // one-step, so nothing else sets it).
         let against = match draw.level.compares() {
             Some(_) if c.index != c.best => {
-                if level.candidates[c.best].shallow.is_none() {
-                    let best = look(level.candidates[c.best].mv).await;
-                    join_look(level, c.best, best, true);
+                if found.candidates[c.best].shallow.is_none() {
+                    let best = look(found.candidates[c.best].mv).await;
+                    join_look(found, c.best, best, true);
                 }
-                let best = &level.candidates[c.best];
+                let best = &found.candidates[c.best];
                 best.shallow.and(best.value).map(|v| (c.best, v))
             }
             _ => None,
@@ -111,7 +111,7 @@ pub(crate) async fn draw_and_look<C: Children>(
             refuted,
             limit: look_limit,
         });
-        join_look(level, c.index, deeper, refuted);
+        join_look(found, c.index, deeper, refuted);
         if !refuted {
             break;
         }
@@ -119,7 +119,7 @@ pub(crate) async fn draw_and_look<C: Children>(
         priors[c.index].dismissed = true;
         choice = draw
             .level
-            .choose(&level.candidates, &priors, randoms.next_u64());
+            .choose(&found.candidates, &priors, randoms.next_u64());
     }
     (choice, looks)
 }
@@ -127,9 +127,9 @@ pub(crate) async fn draw_and_look<C: Children>(
 /// candidate's (and the pass's stats); with `replace`, when it found a
 /// value, that value replaces the pass's (kept as the candidate's
 /// `shallow`).
-fn join_look(level: &mut LevelFound, index: usize, mut deeper: Candidate, replace: bool) {
-    deeper.calls.iter().for_each(|r| level.stats.add(r));
-    let looked = &mut level.candidates[index];
+fn join_look(found: &mut StepFound, index: usize, mut deeper: Candidate, replace: bool) {
+    deeper.calls.iter().for_each(|r| found.stats.add(r));
+    let looked = &mut found.candidates[index];
     if !replace || deeper.value.is_none() {
         looked.calls.append(&mut deeper.calls);
         return;

@@ -1,5 +1,5 @@
-//! The deeper levels of a multistep lookahead: the most promising
-//! positions of each level expanded by a one-step pass of their own, the
+//! The deeper steps of a multistep lookahead: the most promising
+//! positions of each step expanded by a one-step pass of their own, the
 //! best backed up.
 
 use std::sync::Arc;
@@ -13,33 +13,33 @@ use crate::mpc::{
     ChildLimit, Children, Game, Value,
     candidate::Candidate,
     decision::{Lookahead, Settings, Stats},
-    lookahead::first::{LevelFound, first_level},
+    lookahead::first::{StepFound, first_step},
 };
 
-/// What the deeper levels of a multistep lookahead did.
+/// What the deeper steps of a multistep lookahead did.
 pub(crate) struct Deeper {
-    /// Every call they made, the calls of a level cut short too.
+    /// Every call they made, the calls of a step cut short too.
     pub(crate) stats: Stats,
-    /// Complete levels, the first included.
-    pub(crate) levels: u32,
-    /// A level was cut short (`cancel`, a stalled child), or not started
+    /// Complete steps, the first included.
+    pub(crate) steps: u32,
+    /// A step was cut short (`cancel`, a stalled child), or not started
     /// because `cancel` had fired: the pass did not finish.
     pub(crate) cut: bool,
 }
 
-/// Levels 2 and deeper of a multistep lookahead, after a complete first
-/// level: each level takes the `prune_width` most promising positions of
-/// the level above (by the values already found, over the whole level),
+/// Steps 2 and deeper of a multistep lookahead, after a complete first
+/// step: each step takes the `prune_width` most promising positions of
+/// the step above (by the values already found, over the whole step),
 /// and from each, after its move and predicted reply, runs a one-step
-/// pass over every legal move there; all of a level's passes go out at
+/// pass over every legal move there; all of a step's passes go out at
 /// once. Their calls carry the whole line from the root, so the pool
 /// sends them where the root move's subtree was searched. A move's value
-/// is then the best of its next level, backed up (see
+/// is then the best of its next step, backed up (see
 /// [`Candidate::next`]); moves not expanded keep their own, and so does
 /// a position where a child failed on some move (the best of the rest is
-/// no maximum). A level cut short (`cancel`, a stalled child: the level's
+/// no maximum). A step cut short (`cancel`, a stalled child: the step's
 /// other passes are stopped with it) is dropped whole: an unfinished
-/// level never replaces a finished one, and no later level starts.
+/// step never replaces a finished one, and no later step starts.
 pub(crate) async fn expand<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
@@ -49,15 +49,15 @@ pub(crate) async fn expand<C: Children>(
     cancel: &CancellationToken,
 ) -> Deeper {
     let mut stats = Stats::default();
-    let mut levels = 1;
+    let mut steps = 1;
     let mut cut = false;
-    // The paths (indices level by level) of the level above's positions.
+    // The paths (indices step by step) of the step above's positions.
     let mut above: Vec<Vec<usize>> = (0..candidates.len()).map(|i| vec![i]).collect();
-    // A deeper level lists the moves of positions inside the lookahead:
+    // A deeper step lists the moves of positions inside the lookahead:
     // only where mpcmc knows the rules (a game by a child's rules stops
-    // at the first level).
+    // at the first step).
     let deeper = game.position().is_some();
-    while deeper && levels < settings.lookahead.levels() {
+    while deeper && steps < settings.lookahead.steps() {
         if cancel.is_cancelled() {
             cut = true;
             break;
@@ -66,17 +66,17 @@ pub(crate) async fn expand<C: Children>(
         if chosen.is_empty() {
             break;
         }
-        // One token for the level: a pass cut short stops the others.
-        let level_cancel = cancel.child_token();
+        // One token for the step: a pass cut short stops the others.
+        let step_cancel = cancel.child_token();
         let mut tasks = JoinSet::new();
         for (job, path) in chosen.iter().enumerate() {
             let prefix = line_to(candidates, path);
             let moves: Vec<GameMove> = game.after(&prefix).map_or_else(Vec::new, |at| {
                 at.legal_moves().into_iter().map(GameMove::Board).collect()
             });
-            let (children, game, cancel) = (children.clone(), game.clone(), level_cancel.clone());
+            let (children, game, cancel) = (children.clone(), game.clone(), step_cancel.clone());
             tasks.spawn(async move {
-                let level = first_level(
+                let found = first_step(
                     &children,
                     &game,
                     &prefix,
@@ -92,46 +92,43 @@ pub(crate) async fn expand<C: Children>(
                     &mut |_, _| {},
                 )
                 .await;
-                (job, level)
+                (job, found)
             });
         }
-        let mut found: Vec<Option<LevelFound>> = (0..chosen.len()).map(|_| None).collect();
+        let mut found: Vec<Option<StepFound>> = (0..chosen.len()).map(|_| None).collect();
         while let Some(joined) = tasks.join_next().await {
             match joined {
-                Ok((job, level)) => {
-                    if level.as_ref().is_none_or(|l| l.cancelled) {
-                        level_cancel.cancel();
+                Ok((job, found_one)) => {
+                    if found_one.as_ref().is_none_or(|l| l.cancelled) {
+                        step_cancel.cancel();
                     }
-                    found[job] = level;
+                    found[job] = found_one;
                 }
                 Err(e) => {
-                    tracing::error!("a deeper level's pass failed: {e}");
-                    level_cancel.cancel();
+                    tracing::error!("a deeper step's pass failed: {e}");
+                    step_cancel.cancel();
                 }
             }
         }
-        for (path, level) in chosen.iter().zip(&found) {
-            if let Some(level) = level {
-                stats.merge(&level.stats);
+        for (path, one) in chosen.iter().zip(&found) {
+            if let Some(one) = one {
+                stats.merge(&one.stats);
                 // A root move's calls are all its lookahead's calls.
-                let calls = level
-                    .candidates
-                    .iter()
-                    .flat_map(|c| c.calls.iter().cloned());
+                let calls = one.candidates.iter().flat_map(|c| c.calls.iter().cloned());
                 candidates[path[0]].calls.extend(calls);
             }
         }
-        if level_cancel.is_cancelled() {
+        if step_cancel.is_cancelled() {
             cut = true;
             break;
         }
-        for (path, level) in chosen.iter().zip(found) {
-            if let Some(level) = level.filter(|l| l.candidates.iter().all(|c| c.value.is_some())) {
-                node_mut(candidates, path).next = level.candidates;
+        for (path, one) in chosen.iter().zip(found) {
+            if let Some(one) = one.filter(|l| l.candidates.iter().all(|c| c.value.is_some())) {
+                node_mut(candidates, path).next = one.candidates;
             }
         }
-        levels += 1;
-        // The new level's positions: every move of every expanded one.
+        steps += 1;
+        // The new step's positions: every move of every expanded one.
         above = chosen
             .iter()
             .flat_map(|path| {
@@ -141,16 +138,16 @@ pub(crate) async fn expand<C: Children>(
             .collect();
     }
     candidates.iter_mut().for_each(back_up);
-    Deeper { stats, levels, cut }
+    Deeper { stats, steps, cut }
 }
 
-/// The candidate at `path` (indices level by level from the root's).
+/// The candidate at `path` (indices step by step from the root's).
 fn node<'a>(candidates: &'a [Candidate], path: &[usize]) -> &'a Candidate {
     let (&first, rest) = path.split_first().expect("a path names a candidate");
     rest.iter().fold(&candidates[first], |c, &i| &c.next[i])
 }
 
-/// [`node`], to attach a level to.
+/// [`node`], to attach a step to.
 fn node_mut<'a>(candidates: &'a mut [Candidate], path: &[usize]) -> &'a mut Candidate {
     let (&first, rest) = path.split_first().expect("a path names a candidate");
     rest.iter()
@@ -168,7 +165,7 @@ fn line_to(candidates: &[Candidate], path: &[usize]) -> Vec<GameMove> {
         .collect()
 }
 
-/// The `width` best valued positions among `paths` that a deeper level
+/// The `width` best valued positions among `paths` that a deeper step
 /// can start from (a reply was predicted and the game goes on), best
 /// first; equal values keep their order.
 fn most_promising(candidates: &[Candidate], paths: &[Vec<usize>], width: usize) -> Vec<Vec<usize>> {
@@ -187,8 +184,8 @@ fn most_promising(candidates: &[Candidate], paths: &[Vec<usize>], width: usize) 
         .collect()
 }
 
-/// Backs a candidate's next levels up into its value: the best of its
-/// next level, two plies further from the root.
+/// Backs a candidate's next steps up into its value: the best of its
+/// next step, two plies further from the root.
 fn back_up(c: &mut Candidate) {
     c.next.iter_mut().for_each(back_up);
     if let Some(best) = c.best_next().and_then(|n| n.value) {

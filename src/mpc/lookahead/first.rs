@@ -1,4 +1,4 @@
-//! The first level of a pass: every candidate's lookahead line and the
+//! The first step of a pass: every candidate's lookahead line and the
 //! evaluator's root search, all sent at once, gathered as they finish.
 
 use std::{sync::Arc, time::Instant};
@@ -15,7 +15,7 @@ use crate::mpc::{
     time::CANCEL_GRACE,
 };
 
-/// Searches of a level that may fail by a child's fault, with none
+/// Searches of a step that may fail by a child's fault, with none
 /// answering, before its other searches are not asked for: the children are
 /// broken, and each further search would cost a restart or two (a child
 /// that closed its output cost 8.5 s a `go nodes` here, 32 s where found).
@@ -29,8 +29,9 @@ enum Finished<E> {
 pub fn sort_candidates(candidates: &mut [GameMove]) {
     candidates.sort_by_cached_key(|m| m.to_string());
 }
-/// What one level of a pass found.
-pub(crate) struct LevelFound {
+/// What one step of a pass found (the first, or one position's at a
+/// deeper step).
+pub(crate) struct StepFound {
     /// In candidate order.
     pub(crate) candidates: Vec<Candidate>,
     pub(crate) root: Option<Report>,
@@ -41,7 +42,7 @@ pub(crate) struct LevelFound {
     pub(crate) cancelled: bool,
 }
 
-impl LevelFound {
+impl StepFound {
     /// Cut short before every candidate was valued, with the root search
     /// finished on one of them: what a level then plays instead of a draw
     /// over the few valued.
@@ -63,11 +64,11 @@ pub(crate) fn finished_root(
         .and_then(|r| Some((r.best?, r.score?)))
         .filter(|(m, _)| candidates.iter().any(|c| c.mv == *m))
 }
-/// Every candidate's first level of lookahead (`settings.lookahead`'s
+/// Every candidate's first step of lookahead (`settings.lookahead`'s
 /// plies) at the position after `prefix`, and the evaluator's root search
 /// under `root_limit`, all at once.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn first_level<C: Children>(
+pub(crate) async fn first_step<C: Children>(
     children: &Arc<C>,
     game: &Arc<Game>,
     prefix: &[GameMove],
@@ -77,7 +78,7 @@ pub(crate) async fn first_level<C: Children>(
     settings: Settings,
     cancel: &CancellationToken,
     on_candidate: &mut (dyn FnMut(&Candidate, usize) + Send),
-) -> Option<LevelFound> {
+) -> Option<StepFound> {
     let mut order = candidates.to_vec();
     sort_candidates(&mut order);
     let first = *order.first()?;
@@ -208,7 +209,7 @@ pub(crate) async fn first_level<C: Children>(
             })
         })
         .collect();
-    Some(LevelFound {
+    Some(StepFound {
         candidates,
         root,
         root_failure,

@@ -13,7 +13,7 @@ use crate::mpc::{
 };
 
 /// The lookahead for one move `mv` at the position after `prefix` (the
-/// root's moves: `prefix` is empty; a deeper level's: the moves to it).
+/// root's moves: `prefix` is empty; a deeper step's: the moves to it).
 /// Its value is for the side to move there.
 pub(crate) async fn evaluate<C: Children>(
     children: &C,

@@ -31,7 +31,7 @@ use crate::mpc::{
     level::{Choice, look::draw_and_look},
 };
 use deeper::expand;
-use first::{finished_root, first_level};
+use first::{finished_root, first_step};
 
 /// Runs one pass over `candidates` (legal at the game's position, non-empty).
 /// Returns when every call finished, or at once when `cancel` fires or a child
@@ -63,7 +63,7 @@ pub async fn decide<C: Children>(
 }
 /// [`decide`], with the evaluator's root search under `root`, or none
 /// (the rounds run the root search apart). A multistep lookahead expands
-/// its deeper levels once the first is complete ([`expand`]).
+/// its deeper steps once the first is complete ([`expand`]).
 #[allow(clippy::too_many_arguments)]
 pub async fn pass<C: Children>(
     children: &Arc<C>,
@@ -75,7 +75,7 @@ pub async fn pass<C: Children>(
     cancel: &CancellationToken,
     on_candidate: &mut (dyn FnMut(&Candidate, usize) + Send),
 ) -> Option<Decision> {
-    let mut level = first_level(
+    let mut found = first_step(
         children,
         game,
         &[],
@@ -87,21 +87,21 @@ pub async fn pass<C: Children>(
         on_candidate,
     )
     .await?;
-    let mut levels = 1;
-    if settings.lookahead.levels() > 1 && !level.cancelled {
+    let mut steps = 1;
+    if settings.lookahead.steps() > 1 && !found.cancelled {
         let deeper = expand(
             children,
             game,
-            &mut level.candidates,
+            &mut found.candidates,
             settings,
             limit,
             cancel,
         )
         .await;
-        level.stats.merge(&deeper.stats);
-        levels = deeper.levels;
+        found.stats.merge(&deeper.stats);
+        steps = deeper.steps;
         // The pass did not finish: a round or pass that did wins over it.
-        level.cancelled = deeper.cut;
+        found.cancelled = deeper.cut;
     }
     // A level's pass cut short before every move was valued (the clock, a
     // stalled child) draws nothing: the moves valued are the ones the
@@ -109,22 +109,22 @@ pub async fn pass<C: Children>(
     // played pawn moves in a won game at 0.4 s left. The root search,
     // which weighed every move at the pass's budget, plays instead.
     let (drawn, looks) = match settings.level {
-        Some(draw) if !level.cut_before_the_draw() => {
-            draw_and_look(children, game, &mut level, draw, limit, settings, cancel).await
+        Some(draw) if !found.cut_before_the_draw() => {
+            draw_and_look(children, game, &mut found, draw, limit, settings, cancel).await
         }
         _ => (None, Vec::new()),
     };
     let mut decision = choose(
-        level.candidates,
-        level.root,
+        found.candidates,
+        found.root,
         settings,
-        level.stats,
-        level.first,
-        level.cancelled,
+        found.stats,
+        found.first,
+        found.cancelled,
         drawn,
     );
-    decision.root_failure = level.root_failure;
-    decision.levels = levels;
+    decision.root_failure = found.root_failure;
+    decision.steps = steps;
     decision.looks = looks;
     Some(decision)
 }
@@ -177,7 +177,7 @@ fn choose(
         stats,
         cancelled,
         spread: None,
-        levels: 1,
+        steps: 1,
         drawn,
         looks: Vec::new(),
     };

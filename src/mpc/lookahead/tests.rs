@@ -765,7 +765,7 @@ async fn an_exact_leaf_is_not_mixed_with_the_replys_estimate() {
 }
 
 #[tokio::test]
-async fn reply_weight_mixes_at_every_level_of_a_two_step_lookahead() {
+async fn reply_weight_mixes_at_every_step_of_a_two_step_lookahead() {
     let g = game(START);
     let cands = moves(&g, &["e2e4", "d2d4"]);
     let mut c = two_step_script();
@@ -781,9 +781,9 @@ async fn reply_weight_mixes_at_every_level_of_a_two_step_lookahead() {
     let d = run(c, &g, &cands, two).await;
     let d4 = candidate(&d, "d2d4");
     // One step: (45 + 0) / 2, rounded; two steps: (10 + 30) / 2 after
-    // c4, the best of a level whose other moves are (-500 + 0) / 2.
+    // c4, the best of a step whose other moves are (-500 + 0) / 2.
     assert_eq!(d4.shallow, Some(Value::cp(23)));
-    assert_eq!(d4.value, Some(Value::cp(20)), "the next level's, mixed");
+    assert_eq!(d4.value, Some(Value::cp(20)), "the next step's, mixed");
     assert_eq!(
         (key(&[d.best]), d.value),
         ("d2d4".into(), Some(Value::cp(20)))
@@ -835,12 +835,12 @@ async fn two_step_expands_the_most_promising_moves_and_backs_the_best_up() {
         asked.iter().filter(|k| k.starts_with("d2d4 d7d5 ")).count(),
         54
     );
-    assert_eq!(d.levels, 2);
+    assert_eq!(d.steps, 2);
     let d4 = candidate(&d, "d2d4");
     assert_eq!(d4.shallow, Some(Value::cp(45)));
-    assert_eq!(d4.value, Some(Value::cp(10)), "the best of its next level");
+    assert_eq!(d4.value, Some(Value::cp(10)), "the best of its next step");
     assert_eq!(key(&d4.line()[..4]), "d2d4 d7d5 c2c4 d5c4");
-    assert_eq!(d4.calls.len(), 56, "its own two calls and its next level's");
+    assert_eq!(d4.calls.len(), 56, "its own two calls and its next step's");
     assert_eq!(d4.depth(2), Some(5 + 4));
     // e4 keeps its one-step value and wins.
     assert_eq!(
@@ -849,7 +849,7 @@ async fn two_step_expands_the_most_promising_moves_and_backs_the_best_up() {
     );
     assert_eq!(d.stats.calls, 1 + 4 + 54);
 
-    // Three steps: the best second-level position (c4 dxc4) is expanded too.
+    // Three steps: the best second-step position (c4 dxc4) is expanded too.
     let three = Settings {
         lookahead: Lookahead::Three,
         ..two
@@ -874,7 +874,7 @@ async fn two_step_expands_the_most_promising_moves_and_backs_the_best_up() {
     .await
     .expect("candidates");
     let asked = children.asked.lock().map(|a| a.clone()).unwrap_or_default();
-    assert_eq!(d.levels, 3);
+    assert_eq!(d.steps, 3);
     let deepest = asked.iter().map(|k| k.split(' ').count()).max();
     assert_eq!(deepest, Some(6), "u w u' w' u'' w''");
     assert!(
@@ -882,9 +882,9 @@ async fn two_step_expands_the_most_promising_moves_and_backs_the_best_up() {
             .iter()
             .filter(|k| k.split(' ').count() > 4)
             .all(|k| k.starts_with("d2d4 d7d5 c2c4 d5c4 ")),
-        "only the best second-level position is expanded"
+        "only the best second-step position is expanded"
     );
-    // 60 at the third level, backed up through c4 dxc4 (10 at one
+    // 60 at the third step, backed up through c4 dxc4 (10 at one
     // step) to d4: now the best.
     let d4 = candidate(&d, "d2d4");
     let c4 = d4.best_next().expect("expanded");
@@ -905,8 +905,8 @@ async fn a_position_where_a_child_failed_keeps_its_one_step_value() {
     let g = game(START);
     let cands = moves(&g, &["e2e4", "d2d4"]);
     let mut c = two_step_script();
-    // A fault, not a stall: the level completes, but d4 d5 a3 has no
-    // value, so the best of d4's next level is no maximum.
+    // A fault, not a stall: the step completes, but d4 d5 a3 has no
+    // value, so the best of d4's next step is no maximum.
     c.fail.push("d2d4 d7d5 a2a3".into());
     let two = Settings {
         lookahead: Lookahead::Two,
@@ -914,7 +914,7 @@ async fn a_position_where_a_child_failed_keeps_its_one_step_value() {
         ..ONE
     };
     let d = run(c, &g, &cands, two).await;
-    assert_eq!((d.levels, d.cancelled), (2, false));
+    assert_eq!((d.steps, d.cancelled), (2, false));
     let d4 = candidate(&d, "d2d4");
     assert!(d4.next.is_empty() && d4.shallow.is_none());
     assert_eq!(
@@ -924,7 +924,7 @@ async fn a_position_where_a_child_failed_keeps_its_one_step_value() {
 }
 
 #[tokio::test]
-async fn a_deeper_level_cut_short_leaves_the_level_above() {
+async fn a_deeper_step_cut_short_leaves_the_step_above() {
     let g = game(START);
     let cands = moves(&g, &["e2e4", "d2d4"]);
     let mut c = two_step_script();
@@ -934,7 +934,7 @@ async fn a_deeper_level_cut_short_leaves_the_level_above() {
         ..ONE
     };
     let d = run(c, &g, &cands, two).await;
-    assert_eq!(d.levels, 1);
+    assert_eq!(d.steps, 1);
     assert!(d.cancelled, "the pass did not finish");
     assert_eq!(
         (key(&[d.best]), d.value),

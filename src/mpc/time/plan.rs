@@ -483,6 +483,6 @@ mod tests {
         // In between, one-step fits where two-step does not.
         let between: Vec<_> = (10..5_000).step_by(10).filter_map(planned).collect();
         assert!(between.contains(&Lookahead::One), "{between:?}");
-        assert!(between.is_sorted_by_key(|l| l.levels() * 2 + l.plies()));
+        assert!(between.is_sorted_by_key(|l| l.steps() * 2 + l.plies()));
     }
 }

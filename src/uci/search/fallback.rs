@@ -125,7 +125,7 @@ impl Search {
             lookahead_choice: None,
             evaluator_choice: None,
             candidates: Vec::new(),
-            levels: 0,
+            steps: 0,
             root: None,
             root_failure: None,
             stats: Stats {

@@ -289,7 +289,7 @@ impl Search {
         m.text(self.req.game.castling_mode())
     }
 
-    /// How wide a deeper level is ([`branching`]).
+    /// How wide a deeper step is ([`branching`]).
     fn branching(&self) -> usize {
         branching(&self.req.game, self.candidates.len())
     }

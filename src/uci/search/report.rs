@@ -223,14 +223,14 @@ impl Search {
             ),
             None => (o.settings.fortify_margin, String::new()),
         };
-        let wanted = o.settings.lookahead.levels();
-        let levels = if d.levels < wanted {
-            format!(" ({} of {wanted} levels)", d.levels)
+        let wanted = o.settings.lookahead.steps();
+        let steps = if d.steps < wanted {
+            format!(" ({} of {wanted} steps)", d.steps)
         } else {
             String::new()
         };
         format!(
-            "{lookahead}{levels}, {}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{cut}{spread}",
+            "{lookahead}{steps}, {}: {rule}; lookahead {} vs evaluator {} (margin {margin}); {finished}/{} candidates{cut}{spread}",
             o.limit,
             show(d.lookahead_choice),
             show(d.evaluator_choice),
