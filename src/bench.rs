@@ -26,7 +26,7 @@ use crate::{
         budget::{ROOT_SHARE, node_rounds},
         decide,
         noise::Noise,
-        rounds::{branching, decide_in_rounds},
+        rounds::{Rounds, branching},
     },
     uci::{options::Options, trace},
 };
@@ -201,7 +201,7 @@ async fn rounds(
         let mut traced = Vec::new();
         let mut building = Duration::ZERO;
         let start = Instant::now();
-        let Some(d) = decide_in_rounds(
+        let Some(d) = Rounds::new(
             &pool,
             game,
             &moves,
@@ -209,15 +209,14 @@ async fn rounds(
             options.settings(),
             &noise,
             &CancellationToken::new(),
-            &mut |_, _| {},
-            &mut |r| {
-                if tracing {
-                    let t = Instant::now();
-                    traced.push(trace::round(r, CastlingMode::Standard));
-                    building += t.elapsed();
-                }
-            },
         )
+        .decide(&mut |_, _| {}, &mut |r| {
+            if tracing {
+                let t = Instant::now();
+                traced.push(trace::round(r, CastlingMode::Standard));
+                building += t.elapsed();
+            }
+        })
         .await
         else {
             continue;

@@ -240,7 +240,7 @@ async fn the_virtual_clock_ends_when_the_busiest_worker_reaches_the_budget() {
         budget::{virtual_pass, virtual_rounds},
         lookahead,
         noise::Noise,
-        rounds::{busiest_lane, decide_in_rounds},
+        rounds::{Rounds, busiest_lane},
     };
     let pool = Arc::new(Pool::start(
         Options::default().pool_config().expect("config"),
@@ -264,7 +264,7 @@ async fn the_virtual_clock_ends_when_the_busiest_worker_reaches_the_budget() {
         let lanes = workers - 1;
         let mut busiest = 0u64;
         let mut total = 0u64;
-        let d = decide_in_rounds(
+        let d = Rounds::new(
             &pool,
             &game,
             &moves,
@@ -272,12 +272,11 @@ async fn the_virtual_clock_ends_when_the_busiest_worker_reaches_the_budget() {
             settings,
             &std::sync::Mutex::new(Noise::default()),
             &CancellationToken::new(),
-            &mut |_, _| {},
-            &mut |round| {
-                busiest += busiest_lane(round.decision.candidates.iter().map(cost), lanes);
-                total += round.decision.stats.nodes;
-            },
         )
+        .decide(&mut |_, _| {}, &mut |round| {
+            busiest += busiest_lane(round.decision.candidates.iter().map(cost), lanes);
+            total += round.decision.stats.nodes;
+        })
         .await
         .expect("a decision");
         let root = d.root.as_ref().expect("a root search").nodes;

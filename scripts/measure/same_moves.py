@@ -3,7 +3,14 @@
 first N openings of tests/data/openings.epd (a new game each), under four
 settings (the defaults, `Lookahead one`, `Lookahead two`, `UCI_LimitStrength`
 1500 with `Seed` 5), `Threads` 1. For a change meant to be a pure move (issue 35).
-usage: same_moves.py OLD NEW [N]   (N: 12 by default)"""
+usage: same_moves.py OLD NEW [N] [--memoryless]   (N: 12 by default)
+
+Warm children make a decision depend on the order its calls reach a child
+(the root search runs beside the lookahead's calls), and the machine's load
+changes that order: on a busy machine the same binary can differ from itself
+(2 of 12 moves were seen to). `--memoryless` adds `Memoryless true` to every
+setting (each call on a cleared hash, as a level with a `Seed` does), so the
+moves depend on the code alone."""
 import pathlib
 import subprocess
 import sys
@@ -53,9 +60,12 @@ def moves(binary, opts, fens):
 
 def main():
     old, new = sys.argv[1], sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else 12
+    args = [a for a in sys.argv[3:] if a != "--memoryless"]
+    n = int(args[0]) if args else 12
+    extra = [("Memoryless", "true")] if "--memoryless" in sys.argv else []
     fens = [line.split(";")[0].strip() for line in OPENINGS.open()][:n]
     for opts in SETTINGS:
+        opts = opts + extra
         a, b = moves(old, opts, fens), moves(new, opts, fens)
         same = sum(x == y for x, y in zip(a, b))
         print(opts, "same" if a == b else "DIFFERENT", f"{same}/{len(a)}")

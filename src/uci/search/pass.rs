@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     mpc::{
         Candidate, Decision, Rule, Settings, lookahead,
-        rounds::{RootCell, Round, decide_in_rounds},
+        rounds::{RootCell, Round, Rounds},
         tablebase::Tabled,
         time::{CANCEL_GRACE, plan::round_clock},
     },
@@ -128,17 +128,10 @@ impl Search {
                         &cancel,
                         &mut on_candidate,
                     )),
-                    Work::Rounds(plan) => Box::pin(decide_in_rounds(
-                        &pool,
-                        &game,
-                        &candidates,
-                        *plan,
-                        settings,
-                        &noise,
-                        &cancel,
-                        &mut on_candidate,
-                        &mut on_round,
-                    )),
+                    Work::Rounds(plan) => Box::pin(
+                        Rounds::new(&pool, &game, &candidates, *plan, settings, &noise, &cancel)
+                            .decide(&mut on_candidate, &mut on_round),
+                    ),
                 };
             tokio::pin!(work);
             let mut hit = false;

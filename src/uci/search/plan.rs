@@ -53,7 +53,7 @@ pub(super) enum Work {
         calls: ChildLimit,
         root: Option<ChildLimit>,
     },
-    /// A root search and rounds ([`decide_in_rounds`](crate::mpc::rounds::decide_in_rounds)).
+    /// A root search and rounds ([`Rounds`](crate::mpc::rounds::Rounds)).
     Rounds(Box<RoundPlan>),
 }
 
