@@ -11,7 +11,7 @@
 //! process's pipes in play ([`Client::spawn`]), an in-memory pipe in the
 //! protocol and fault tests, where time is paused and a stall costs no wait.
 
-use std::{future::Future, pin::Pin, process::Stdio, sync::Arc, time::Duration};
+use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
 use shakmaty::{
     CastlingMode, Move, Position,
@@ -20,7 +20,7 @@ use shakmaty::{
 };
 use tokio::{
     io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader},
-    process::{Child, Command},
+    process::Child,
     time::Instant,
 };
 use tokio_util::sync::CancellationToken;
@@ -33,10 +33,10 @@ use mpcmc_protocol::{
 };
 
 use crate::{
-    children::command::{CommandError, EngineCommand},
-    children::group::{self, End, Group},
-    children::supervisor,
-    mpc::{ChildLimit, Extra, Game, Progress, PvOf, Query, Report, Role, Value},
+    children::error::{ChildError, SearchError},
+    children::group::{End, Group},
+    children::process,
+    mpc::{ChildLimit, Extra, Game, Progress, PvOf, Query, Report, Value},
 };
 
 /// How long a child may take to answer `uci`.
@@ -49,127 +49,6 @@ pub const STOP_TIMEOUT: Duration = Duration::from_secs(2);
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long `quit` may take before the process is killed.
 pub const QUIT_TIMEOUT: Duration = Duration::from_millis(1000);
-
-/// What went wrong with a child, naming the child and what it was doing.
-#[derive(Debug, thiserror::Error)]
-pub enum ChildError {
-    #[error(transparent)]
-    Command(#[from] CommandError),
-    #[error("could not start '{command}': {source}")]
-    Spawn {
-        command: String,
-        source: std::io::Error,
-    },
-    #[error("{engine} died while {doing} ({status})")]
-    Died {
-        engine: String,
-        doing: String,
-        status: String,
-    },
-    /// The child printed a line longer than any UCI line
-    /// ([`MAX_LINE`](mpcmc_protocol::lines::MAX_LINE)): its output cannot
-    /// be trusted, and it is restarted as one that died.
-    #[error(
-        "{engine} printed a line of more than {} bytes while {doing}: not UCI",
-        mpcmc_protocol::lines::MAX_LINE
-    )]
-    Overlong { engine: String, doing: String },
-    #[error("{engine} stalled: no {waiting_for} within {after:?}")]
-    Stalled {
-        engine: String,
-        waiting_for: &'static str,
-        after: Duration,
-    },
-    /// A worker asked for a role its `Workers` entry does not serve (the
-    /// pool places every call on a worker that does).
-    #[error("worker {worker} has no child for the {role} role")]
-    NoChild { worker: usize, role: Role },
-    /// The game (`UCI_Variant`) is not one the child plays: no restart
-    /// helps.
-    #[error("{engine} does not play {variant} (its UCI_Variant offers: {offered})")]
-    NoVariant {
-        engine: String,
-        variant: Rules,
-        /// The child's `UCI_Variant` values, or `chess only`.
-        offered: String,
-    },
-    #[error("{engine} answered '{line}' in position {fen}: {reason}")]
-    BadAnswer {
-        engine: String,
-        line: String,
-        fen: String,
-        reason: String,
-    },
-}
-
-/// Why a search brought no report: the asker's own doing (it cancelled,
-/// or shut the pool down), or a child's fault.
-#[derive(Debug, thiserror::Error)]
-pub enum SearchError {
-    #[error("the search was cancelled before it had a move")]
-    Cancelled,
-    #[error("the engine pool is shut down")]
-    PoolClosed,
-    /// Every worker serving the role is down (`Workers`: hosts that cannot
-    /// be reached): the search fails at once rather than wait for one.
-    #[error("no worker of the {0} role is up")]
-    NoWorker(Role),
-    #[error(transparent)]
-    Child(#[from] ChildError),
-}
-
-impl ChildError {
-    /// Names the searched position in a bad answer that was read before the
-    /// position was at hand.
-    fn at(self, place: impl FnOnce() -> String) -> ChildError {
-        match self {
-            ChildError::BadAnswer {
-                engine,
-                line,
-                fen,
-                reason,
-            } if fen.is_empty() => ChildError::BadAnswer {
-                engine,
-                line,
-                fen: place(),
-                reason,
-            },
-            other => other,
-        }
-    }
-
-    /// Whether the child process is no longer usable and must be restarted.
-    pub fn needs_restart(&self) -> bool {
-        self.worth_retrying() || matches!(self, ChildError::Stalled { .. })
-    }
-
-    /// Whether the search is worth asking once more, of a fresh child: the
-    /// child dropped it (died, printed what is not UCI, answered wrongly).
-    /// A stall is not: it already cost a whole deadline.
-    pub fn worth_retrying(&self) -> bool {
-        matches!(
-            self,
-            ChildError::Died { .. } | ChildError::Overlong { .. } | ChildError::BadAnswer { .. }
-        )
-    }
-}
-
-impl SearchError {
-    /// Whether the child that failed must be restarted.
-    pub fn needs_restart(&self) -> bool {
-        matches!(self, SearchError::Child(e) if e.needs_restart())
-    }
-}
-
-impl crate::mpc::ChildFault for SearchError {
-    fn is_stall(&self) -> bool {
-        matches!(self, SearchError::Child(ChildError::Stalled { .. }))
-    }
-
-    fn is_cancelled(&self) -> bool {
-        matches!(self, SearchError::Cancelled | SearchError::PoolClosed)
-    }
-}
 
 /// The stall deadline of a pondering search before `ponderhit`: none in
 /// effect.
@@ -291,53 +170,14 @@ impl Client {
     /// (only those it declares, case-insensitively; others are reported) and
     /// waits for `readyok`.
     pub async fn spawn(config: &ChildConfig, label: String) -> Result<Client, ChildError> {
-        let command = EngineCommand::parse(&config.command)?;
-        let end = command.end();
-        let spawn_error = |source| ChildError::Spawn {
-            command: config.command.clone(),
-            source,
-        };
-        let mut child = if supervisor::enabled() {
-            // The supervisor ends the group should mpcmc die.
-            let (program, args) = supervisor::command_line(&command.program, &command.args, end)
-                .map_err(spawn_error)?;
-            let mut child = Command::new(program);
-            // Named as what it is in `ps`, not `/proc/self/exe`.
-            child.arg0("mpcmc").args(args);
-            child
-        } else {
-            let mut child = Command::new(&command.program);
-            child.args(&command.args);
-            die_with_parent(&mut child, end);
-            child
-        };
-        child
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        #[cfg(unix)]
-        child.process_group(0);
-        // A launcher ended by SIGTERM must not be killed first: its group
-        // is ended its way when the client goes.
-        child.kill_on_drop(end == End::Kill);
-        let mut child = child.spawn().map_err(spawn_error)?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(ChildError::Spawn {
-                command: config.command.clone(),
-                source: std::io::Error::other("no pipes to the child"),
-            });
-        };
-        let group = child.id().and_then(|pid| Group::led_by(pid, end));
-        if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(log_stderr(stderr, label.clone()));
-        }
+        let started = process::start(&config.command, &label)?;
         Client::start(
             config,
             label,
-            Box::new(stdout),
-            Box::new(stdin),
-            Some(child),
-            group,
+            Box::new(started.stdout),
+            Box::new(started.stdin),
+            Some(started.child),
+            started.group,
         )
         .await
     }
@@ -932,58 +772,6 @@ impl Client {
         }
     }
 }
-
-/// Logs what a child writes on its stderr, a line at a time, with its
-/// label, until it closes it: an engine's own complaints, and a
-/// launcher's word on why its child ended (`srun`: the step, cancelled
-/// or timed out, and the node).
-async fn log_stderr(stderr: tokio::process::ChildStderr, label: String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut reader = BufReader::new(stderr);
-    let mut line = Vec::new();
-    // Read to the end whatever it writes (bytes that are not UTF-8
-    // included): a pipe closed early would end the child on SIGPIPE.
-    while reader
-        .read_until(b'\n', &mut line)
-        .await
-        .is_ok_and(|n| n > 0)
-    {
-        let text = String::from_utf8_lossy(&line);
-        tracing::info!("{label} stderr: {}", text.trim_end());
-        line.clear();
-    }
-}
-
-/// Has a child started without a [`supervisor`] (outside the mpcmc
-/// binary: the library's tests) end when mpcmc dies: `kill_on_drop` and
-/// `quit` cover every orderly end, but a child that ignores SIGTERM and
-/// stops reading its stdin would outlive a killed mpcmc. On Linux the
-/// kernel sends it `end`'s signal when its parent thread exits (the
-/// runtime's worker threads live as long as mpcmc): SIGKILL, SIGTERM for a
-/// launcher that must clean up (`srun`). It reaches the direct child only:
-/// the supervisor ends the whole group.
-#[cfg(target_os = "linux")]
-fn die_with_parent(command: &mut Command, end: End) {
-    let signal = group::signal(end);
-    // SAFETY: between fork and exec only async-signal-safe calls are made
-    // (prctl, getppid, _exit), and nothing is allocated.
-    let parent = std::process::id() as libc::pid_t;
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, signal) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent died before the prctl took effect.
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_: &mut Command, _: End) {}
 
 /// How long a child may take to list a position's legal moves.
 const PERFT_TIMEOUT: Duration = Duration::from_secs(5);

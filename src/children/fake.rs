@@ -38,7 +38,10 @@ use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
-use crate::children::client::{ChildConfig, ChildError, Client, Connect, Connecting};
+use crate::children::{
+    client::{ChildConfig, Client, Connect, Connecting},
+    error::ChildError,
+};
 
 /// The fake's behaviour, from its flags.
 #[derive(Debug, Clone, Default)]

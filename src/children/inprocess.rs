@@ -25,7 +25,8 @@ use tokio_util::sync::CancellationToken;
 use mpcmc_builtin::{self as builtin, Limits, StopOnDrop, TranspositionTable, syzygy::Syzygy};
 
 use crate::{
-    children::client::{ChildConfig, ChildError, STOP_TIMEOUT, SearchError},
+    children::client::{ChildConfig, STOP_TIMEOUT},
+    children::error::{ChildError, SearchError},
     mpc::{Extra, Progress, PvOf, Query, Report, Value, game::hash},
 };
 

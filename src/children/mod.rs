@@ -9,11 +9,13 @@
 pub mod assembly;
 pub mod client;
 pub mod command;
+pub mod error;
 #[cfg(test)]
 mod fake;
 pub mod group;
 pub mod inprocess;
 pub mod pool;
+pub mod process;
 pub mod rules;
 pub mod simulated;
 pub mod slurm;
@@ -21,6 +23,7 @@ pub mod supervisor;
 #[cfg(test)]
 mod tests;
 
-pub use client::{ChildConfig, ChildError, Client, SearchError};
+pub use client::{ChildConfig, Client};
 pub use command::EngineCommand;
+pub use error::{ChildError, SearchError};
 pub use pool::{Pool, PoolConfig};

@@ -19,7 +19,8 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    children::client::{ChildConfig, ChildError, Client, Connect, SearchError},
+    children::client::{ChildConfig, Client, Connect},
+    children::error::{ChildError, SearchError},
     mpc::{ChildLimit, Game, Query, Value},
 };
 

@@ -24,7 +24,8 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    children::client::{ChildError, Connect, QUIT_TIMEOUT, SearchError, spawn_processes},
+    children::client::{Connect, QUIT_TIMEOUT, spawn_processes},
+    children::error::{ChildError, SearchError},
     children::rules::{Listed, RulesChild},
     mpc::{ChildLimit, Children, Game, Query, Report, Role},
 };
@@ -244,7 +245,7 @@ impl Pool {
     }
 
     /// Why a child refused to play the configured `UCI_Variant`
-    /// ([`ChildError::NoVariant`](crate::children::client::ChildError::NoVariant)),
+    /// ([`ChildError::NoVariant`](crate::children::error::ChildError::NoVariant)),
     /// once its worker tried to start it: the first refusal.
     pub fn refused_variant(&self) -> Option<String> {
         self.refused.lock().ok().and_then(|r| r.clone())

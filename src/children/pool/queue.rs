@@ -6,7 +6,7 @@ use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    children::client::SearchError,
+    children::error::SearchError,
     mpc::{Query, Report, Role},
 };
 

@@ -20,7 +20,8 @@ use super::{
 };
 use crate::{
     children::{
-        client::{ChildConfig, ChildError, Client, Connect, QUIT_TIMEOUT, SearchError},
+        client::{ChildConfig, Client, Connect, QUIT_TIMEOUT},
+        error::{ChildError, SearchError},
         inprocess::{InProcess, is_builtin, shared_table},
     },
     mpc::{ChildLimit, Query, Report, Role},
