@@ -94,12 +94,6 @@ pub async fn run(
         options.castling_mode(),
         options.variant,
     )?;
-    if game.position().is_none() {
-        bail!(
-            "explain shows games whose rules mpcmc knows (chess and shakmaty's variants); {} is a child's",
-            game.rules()
-        );
-    }
     if let Some(end) = game.terminal_now() {
         bail!("the game is over in this position ({end:?}): there is no move to explain");
     }
@@ -160,13 +154,14 @@ fn show(score: Option<Score>) -> String {
     }
 }
 
-/// `uci` as SAN in `pos`, or as it is when it is not legal there.
-fn san(pos: &VariantPosition, uci: &str) -> (String, Option<VariantPosition>) {
-    let Some(m) = uci
-        .parse::<UciMove>()
-        .ok()
-        .and_then(|u| u.to_move(pos).ok())
-    else {
+/// `uci` as SAN in `pos`, or as it is when it is not legal there or the
+/// game is played by a child's rules (`pos` is `None`: its moves are the
+/// child's tokens).
+fn san(pos: Option<&VariantPosition>, uci: &str) -> (String, Option<VariantPosition>) {
+    let Some((pos, m)) = pos.and_then(|pos| {
+        let m = uci.parse::<UciMove>().ok()?.to_move(pos).ok()?;
+        Some((pos, m))
+    }) else {
         return (uci.to_owned(), None);
     };
     let text = SanPlus::from_move(pos.clone(), m).to_string();
@@ -213,11 +208,22 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
     let variant = Rules::from_uci(&t.variant)
         .ok_or_else(|| anyhow::anyhow!("the trace's variant '{}'", t.variant))?;
     let game = game_of(Some(&t.fen), &t.moves, castling, variant)?;
-    let pos = (game.position().cloned()).ok_or_else(|| {
-        anyhow::anyhow!("the trace's game {variant} is played by a child's rules")
-    })?;
-    let fen = shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);
-    writeln!(out, "position {fen}")?;
+    // A game by a child's rules: its position as the GUI sent it, its
+    // moves as the child's tokens.
+    let pos = game.position().cloned();
+    match &pos {
+        Some(pos) => {
+            let fen = shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal);
+            writeln!(out, "position {fen}")?;
+        }
+        None if t.moves.is_empty() => writeln!(out, "position {} ({variant})", t.fen)?,
+        None => writeln!(
+            out,
+            "position {} moves {} ({variant})",
+            t.fen,
+            t.moves.join(" ")
+        )?,
+    }
     writeln!(
         out,
         "go {}  ({} lookahead, {} step{} complete)",
@@ -253,9 +259,10 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
     let mut rows: Vec<&CandidateTrace> = t.candidates.iter().collect();
     rows.sort_by_key(|c| c.rank.unwrap_or(usize::MAX));
     for c in rows {
-        let (mv, after) = san(&pos, &c.mv);
-        let reply = match (&c.reply, &after) {
-            (Some(r), Some(after)) => san(after, r).0,
+        let (mv, after) = san(pos.as_ref(), &c.mv);
+        let reply = match (&c.reply, &after, &pos) {
+            (Some(r), Some(after), _) => san(Some(after), r).0,
+            (Some(r), None, None) => r.clone(),
             _ => "-".to_owned(),
         };
         writeln!(
@@ -290,7 +297,7 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         writeln!(
             out,
             "evaluator's own search: {} {} (depth {}, {} nodes)",
-            san(&pos, &e.mv).0,
+            san(pos.as_ref(), &e.mv).0,
             show(e.value),
             e.depth,
             e.nodes
@@ -300,14 +307,14 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
         writeln!(
             out,
             "lookahead's best: {} {}",
-            san(&pos, &l.mv).0,
+            san(pos.as_ref(), &l.mv).0,
             show(Some(l.value))
         )?;
     }
     writeln!(
         out,
         "chosen: {} ({}), {}: {}",
-        san(&pos, &t.chosen).0,
+        san(pos.as_ref(), &t.chosen).0,
         t.chosen,
         t.rule,
         t.rule
@@ -315,16 +322,16 @@ fn table(t: &Trace, out: &mut impl Write) -> anyhow::Result<()> {
             .map_or("a rule this mpcmc does not know", Rule::meaning)
     )?;
     if let Some(l) = &t.level {
-        let how = draw_text(l.decided, l.loss, &san(&pos, &l.best).0);
+        let how = draw_text(l.decided, l.loss, &san(pos.as_ref(), &l.best).0);
         writeln!(out, "level: {} ({how})", l.elo)?;
         for look in &l.looks {
             let deeper = look.deeper.map(|v| show(Some(v)));
-            let mv = san(&pos, &look.mv).0;
+            let mv = san(pos.as_ref(), &look.mv).0;
             let value = show(Some(look.value));
             let against = look
                 .against
                 .as_ref()
-                .map(|b| (san(&pos, &b.mv).0, show(Some(b.value))));
+                .map(|b| (san(pos.as_ref(), &b.mv).0, show(Some(b.value))));
             let text = look_text(&mv, &value, deeper.as_deref(), against, look.refuted);
             writeln!(out, "  {text}")?;
         }

@@ -229,3 +229,53 @@ fn a_named_game_without_its_child_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `mpcmc explain` tells a decision in a game by the child's rules: every
+/// legal move (pyffish's list) a row in the child's tokens, and the move
+/// chosen one of them.
+#[test]
+fn explain_tells_a_shogi_decision() {
+    let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+        .args(["explain", "--uci-variant=shogi", "--moves", "c3c4"])
+        .arg(format!("--evaluator={}", fairy_stockfish()))
+        .args(["--child-nodes=300"])
+        .output()
+        .expect("run mpcmc explain");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with("position startpos moves c3c4 (shogi)\n"),
+        "{text}"
+    );
+    let legal = Command::new("python3")
+        .args([
+            "-c",
+            "import pyffish as sf; print(' '.join(sf.legal_moves('shogi', sf.start_fen('shogi'), ['c3c4'])))",
+        ])
+        .output()
+        .expect("pyffish");
+    let legal: BTreeSet<String> = String::from_utf8_lossy(&legal.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert!(legal.len() > 20, "{legal:?}");
+    // The table's rows: rank, move, reply, … until the blank line.
+    let rows: BTreeSet<String> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("rank"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_owned))
+        .collect();
+    assert_eq!(rows, legal, "{text}");
+    let chosen = text
+        .lines()
+        .find_map(|l| l.strip_prefix("chosen: "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("a chosen line");
+    assert!(legal.contains(chosen), "{chosen}: {text}");
+}
