@@ -189,15 +189,11 @@ async fn rounds(
     // play: each round's values, then the decision's object) and writing
     // it (after the `bestmove`).
     let (mut built, mut written) = (Duration::ZERO, Duration::ZERO);
+    let settings = options.settings();
     for (i, game) in games.iter().enumerate() {
         pool.new_game();
         let moves = game.legal_moves();
-        let plan = node_rounds(
-            total,
-            options.settings(),
-            moves.len(),
-            branching(game, moves.len()),
-        );
+        let plan = node_rounds(total, settings, moves.len(), branching(game, moves.len()));
         let mut traced = Vec::new();
         let mut building = Duration::ZERO;
         let start = Instant::now();
@@ -206,7 +202,7 @@ async fn rounds(
             game,
             &moves,
             plan,
-            options.settings(),
+            settings,
             &noise,
             &CancellationToken::new(),
         )
@@ -229,7 +225,7 @@ async fn rounds(
                 trace::Context {
                     game,
                     go: format!("go nodes {total}"),
-                    settings: options.settings(),
+                    settings,
                     rounds: traced,
                     time_ms: wall.as_millis() as u64,
                 },

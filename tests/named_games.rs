@@ -147,18 +147,8 @@ fn a_move_the_child_does_not_list_is_refused() {
         "{lines:#?}"
     );
     // Black to move after c3c4: a black move (ranks 7 to 9, or a drop).
-    let legal = Command::new("python3")
-        .args([
-            "-c",
-            "import pyffish as sf, sys; print(' '.join(sf.legal_moves('shogi', sf.start_fen('shogi'), ['c3c4'])))",
-        ])
-        .output()
-        .expect("pyffish");
-    let legal = String::from_utf8_lossy(&legal.stdout).into_owned();
-    assert!(
-        legal.split_whitespace().any(|m| m == mv),
-        "{mv} not in {legal}"
-    );
+    let legal = pyffish_legal_moves("shogi", &["c3c4"]);
+    assert!(legal.contains(&mv), "{mv} not in {legal:?}");
     e.quit();
 }
 
@@ -251,17 +241,7 @@ fn explain_tells_a_shogi_decision() {
         text.starts_with("position startpos moves c3c4 (shogi)\n"),
         "{text}"
     );
-    let legal = Command::new("python3")
-        .args([
-            "-c",
-            "import pyffish as sf; print(' '.join(sf.legal_moves('shogi', sf.start_fen('shogi'), ['c3c4'])))",
-        ])
-        .output()
-        .expect("pyffish");
-    let legal: BTreeSet<String> = String::from_utf8_lossy(&legal.stdout)
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
+    let legal = pyffish_legal_moves("shogi", &["c3c4"]);
     assert!(legal.len() > 20, "{legal:?}");
     // The table's rows: rank, move, reply, … until the blank line.
     let rows: BTreeSet<String> = text
@@ -278,4 +258,25 @@ fn explain_tells_a_shogi_decision() {
         .and_then(|l| l.split_whitespace().next())
         .expect("a chosen line");
     assert!(legal.contains(chosen), "{chosen}: {text}");
+}
+
+/// The legal moves after `moves` from `variant`'s start, as pyffish lists
+/// them (the referee, apart from the child mpcmc asks).
+fn pyffish_legal_moves(variant: &str, moves: &[&str]) -> BTreeSet<String> {
+    let script = format!(
+        "import pyffish as sf; print(' '.join(sf.legal_moves('{variant}', sf.start_fen('{variant}'), {moves:?})))"
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .expect("pyffish");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
 }

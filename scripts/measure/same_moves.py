@@ -12,8 +12,10 @@ changes that order: on a busy machine the same binary can differ from itself
 setting (each call on a cleared hash, as a level with a `Seed` does), so the
 moves depend on the code alone."""
 import pathlib
-import subprocess
 import sys
+
+import chess
+import chess.engine
 
 OPENINGS = pathlib.Path(__file__).resolve().parents[2] / "tests/data/openings.epd"
 SETTINGS = (
@@ -25,37 +27,18 @@ SETTINGS = (
 
 
 def moves(binary, opts, fens):
-    """The binary's `bestmove` for each position, each `go` answered before
-    the next command is sent (a `quit` read at once ends a search early)."""
-    p = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def send(line):
-        p.stdin.write(line + "\n")
-        p.stdin.flush()
-
-    def until(prefix):
-        for line in p.stdout:
-            if line.startswith(prefix):
-                return line.split()
-        raise RuntimeError(f"{binary} ended before '{prefix}'")
-
-    send("uci")
-    until("uciok")
-    for k, v in opts:
-        send(f"setoption name {k} value {v}")
-    best = []
-    for fen in fens:
-        parts = fen.split()
-        full = " ".join(parts[:4]) + " 0 1" if len(parts) == 4 else fen
-        send("ucinewgame")
-        send("isready")
-        until("readyok")
-        send(f"position fen {full}")
-        send("go nodes 30000")
-        best.append(until("bestmove")[1])
-    send("quit")
-    p.wait(timeout=60)
-    return best
+    """The binary's move for each position, a new game each (python-chess
+    sends `ucinewgame` and waits for `readyok`, then each `go` is answered
+    before the next command)."""
+    engine = chess.engine.SimpleEngine.popen_uci(binary)
+    try:
+        engine.configure(dict(opts))
+        return [
+            engine.play(chess.Board(fen), chess.engine.Limit(nodes=30000), game=object()).move.uci()
+            for fen in fens
+        ]
+    finally:
+        engine.quit()
 
 
 def main():
