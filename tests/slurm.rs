@@ -514,17 +514,24 @@ fn measure_job_steps_against_local_children() {
         assert!(e.quit().success());
         println!("isready to readyok, {k} children: job steps {steps:?}, local {local:?}");
     }
-    let job = cluster.allocate(3);
+    // The lookahead's child in a job step and here (the root search's
+    // here both ways), in memoryless calls: the same decisions, and the
+    // way's cost in each call, from the log's lines
+    // (scripts/measure/child_lag.py).
+    let job = cluster.allocate(2);
     let decide = |workers: String, name: &str| {
         let trace = cluster.dir.join(format!("{name}.jsonl"));
+        let log = cluster.dir.join(format!("{name}.log"));
         let flags = [
             workers,
             "--child-nodes=20000".to_owned(),
+            "--child-threads=1".to_owned(),
             "--memoryless=true".to_owned(),
             format!("--trace-file={}", trace.display()),
+            format!("--log-file={}", log.display()),
         ];
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let mut e = cluster.ready_mpcmc(&job, &flags, 2);
+        let mut e = cluster.ready_mpcmc(&job, &flags, usize::from(name == "steps"));
         let mut took = Vec::new();
         for moves in ["", "e2e4 e7e5", "d2d4 d7d5 c2c4"] {
             e.send(&format!("position startpos moves {moves}"));
@@ -539,10 +546,19 @@ fn measure_job_steps_against_local_children() {
             .lines()
             .map(|l| serde_json::from_str(l).expect("json"))
             .collect();
+        let lag = Command::new("python3")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scripts/measure/child_lag.py"
+            ))
+            .arg(&log)
+            .output()
+            .expect("python3 runs");
+        println!("{name}: {}", String::from_utf8_lossy(&lag.stdout));
         (decisions, took)
     };
     let (steps, steps_took) = decide(format!("--workers=root: {sf}; slurm {sf}"), "steps");
-    let (local, local_took) = decide(format!("--workers=root: {sf}; {sf} *2"), "local");
+    let (local, local_took) = decide(format!("--workers=root: {sf}; {sf}"), "local");
     for (i, (s, l)) in steps.iter().zip(&local).enumerate() {
         assert_eq!(s["chosen"], l["chosen"], "decision {i}");
         let values = |d: &serde_json::Value| {
@@ -556,12 +572,12 @@ fn measure_job_steps_against_local_children() {
         let calls = s["candidates"].as_array().map_or(0, Vec::len) * 2;
         let extra = steps_took[i].as_secs_f64() - local_took[i].as_secs_f64();
         println!(
-            "decision {i}: {} both ways; {calls} lookahead calls over 2 workers: \
-             job steps {:?}, local {:?}, {:.2} ms more a call",
+            "decision {i}: {} both ways; {calls} lookahead calls on one child: job step {:?}, \
+             local {:?}, {:.2} ms more a call",
             s["chosen"],
             steps_took[i],
             local_took[i],
-            1000.0 * extra / calls.max(1) as f64 * 2.0
+            1000.0 * extra / calls as f64
         );
     }
     cluster.cancel(&job.id);

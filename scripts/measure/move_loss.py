@@ -20,14 +20,23 @@ them) a hundred moves. JUDGE_AT=root judges a move by Stockfish's search of
 the root restricted to it (`searchmoves`) instead of a search of the
 position after it.
 
+Long measurements (issue 61's curve: many budgets, two children, hours):
+JOBS=n plays and judges on n processes at once (the positions split among
+them), and CACHE=FILE.json keeps every move played (by variant, GO and
+position) and every judged value (by position, move, JUDGE and JUDGE_AT), so
+that a run stopped part-way resumes and runs at other budgets judge a root or
+a move once. A cache belongs to one build: delete it when a binary changes.
+
 usage: move_loss.py POSITIONS.epd B JUDGE VARIANT...
   VARIANT: name=BINARY[,Option=Value...]   (the binary gets `--` flags in
            Option only when it begins with -, e.g. engine for `mpcmc engine`)
 Positions: a FEN per line (an EPD's first four fields are enough)."""
+import json
 import math
 import os
 import subprocess
 import sys
+import threading
 
 import chess
 import chess.engine
@@ -50,7 +59,7 @@ def parse(spec):
     return name, binary, args, opts
 
 
-def play(binary, args, opts, fens, nodes, seeded):
+def play(binary, args, opts, fens, nodes, seeded, seeds):
     p = subprocess.Popen([binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True, bufsize=1)
 
@@ -70,9 +79,9 @@ def play(binary, args, opts, fens, nodes, seeded):
     for k, v in opts.items():
         send(f"setoption name {k} value {v}")
     moves = []
-    for j, fen in enumerate(fens):
+    for fen, seed in zip(fens, seeds):
         if seeded:
-            send(f"setoption name Seed value {j + 1}")
+            send(f"setoption name Seed value {seed}")
         send("ucinewgame")
         send("isready")
         until("readyok")
@@ -82,6 +91,83 @@ def play(binary, args, opts, fens, nodes, seeded):
     send("quit")
     p.wait()
     return moves
+
+
+CACHE = os.environ.get("CACHE")
+JOBS = int(os.environ.get("JOBS", "1"))
+cache = json.load(open(CACHE)) if CACHE and os.path.exists(CACHE) else {}
+lock = threading.Lock()
+
+
+def remember(key, value):
+    with lock:
+        cache[key] = value
+        if CACHE:
+            json.dump(cache, open(CACHE + ".tmp", "w"))
+            os.replace(CACHE + ".tmp", CACHE)
+
+
+def in_parallel(items, work):
+    """work(chunk) on JOBS contiguous chunks of items at once."""
+    n = max(1, min(JOBS, len(items)))
+    chunks = [items[i * len(items) // n:(i + 1) * len(items) // n] for i in range(n)]
+    threads = [threading.Thread(target=work, args=(c,)) for c in chunks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def play_all(spec, binary, args, opts, fens, nodes, seeded):
+    """The moves of one variant, from the cache where it has them."""
+    go = os.environ.get("GO", f"go nodes {nodes}")
+    keys = [f"play|{spec}|{go}|{j if seeded else 0}|{fen}" for j, fen in enumerate(fens)]
+    todo = [j for j, k in enumerate(keys) if k not in cache]
+
+    def work(chunk):
+        if chunk:
+            moves = play(binary, args, opts, [fens[j] for j in chunk], nodes, seeded, [j + 1 for j in chunk])
+            for j, mv in zip(chunk, moves):
+                remember(keys[j], mv)
+    in_parallel(todo, work)
+    return [cache[k] for k in keys]
+
+
+def judge_all(fens, chosen, judge):
+    """Stockfish's value (cp, the mover's view) of each root and each chosen
+    move, searched on JOBS processes, from the cache where it has them."""
+    at = os.environ.get("JUDGE_AT", "after")
+    tasks = {(fen, None) for fen in fens}
+    tasks |= {(fen, moves[i]) for moves in chosen.values() for i, fen in enumerate(fens)}
+    tasks = sorted(tasks, key=lambda t: (t[0], t[1] or ""))
+    key = lambda fen, mv: f"judge|{judge}|{at if mv else 'root'}|{fen}|{mv or ''}"
+    todo = [t for t in tasks if key(*t) not in cache]
+
+    def work(chunk):
+        if not chunk:
+            return
+        sf = chess.engine.SimpleEngine.popen_uci("/usr/games/stockfish")
+        sf.configure({"Threads": 1, "Hash": 64})
+        limit = chess.engine.Limit(nodes=judge)
+        for fen, mv in chunk:
+            board = chess.Board(fen)
+            side = board.turn
+            sf.configure({"Clear Hash": None})
+            if mv is None:
+                v = sf.analyse(board, limit)["score"].pov(side).score(mate_score=10000)
+            elif at == "root":
+                info = sf.analyse(board, limit, root_moves=[chess.Move.from_uci(mv)])
+                v = info["score"].pov(side).score(mate_score=10000)
+            else:
+                board.push_uci(mv)
+                if board.is_game_over():
+                    v = 0 if board.result() == "1/2-1/2" else 10000
+                else:
+                    v = sf.analyse(board, limit)["score"].pov(side).score(mate_score=10000)
+            remember(key(fen, mv), v)
+        sf.quit()
+    in_parallel(todo, work)
+    return lambda fen, mv: cache[key(fen, mv)]
 
 
 def main():
@@ -95,47 +181,21 @@ def main():
     seeds = int(os.environ.get("SEEDS", "1"))
     fens = [f for f in fens for _ in range(seeds)]
     chosen = {}
-    for name, binary, args, opts in variants:
-        chosen[name] = play(binary, args, opts, fens, nodes, "SEEDS" in os.environ)
+    for spec, (name, binary, args, opts) in zip(sys.argv[4:], variants):
+        chosen[name] = play_all(spec, binary, args, opts, fens, nodes, "SEEDS" in os.environ)
         print(f"{name}: played", file=sys.stderr)
-    sf = chess.engine.SimpleEngine.popen_uci("/usr/games/stockfish")
-    sf.configure({"Threads": 1, "Hash": 64})
-    limit = chess.engine.Limit(nodes=judge)
+    value = judge_all(fens, chosen, judge)
     loss = {name: [] for name, *_ in variants}
     errors = {name: [0, 0] for name, *_ in variants}
-    roots, afters = {}, {}
     for i, fen in enumerate(fens):
-        board = chess.Board(fen)
-        side = board.turn
-        if fen not in roots:
-            sf.configure({"Clear Hash": None})
-            roots[fen] = sf.analyse(board, limit)["score"].pov(side).score(mate_score=10000)
-        root = roots[fen]
-        after = afters.setdefault(fen, {})
-        for name, *_ in variants:
-            mv = chosen[name][i]
-            if mv not in after:
-                b = board.copy()
-                b.push_uci(mv)
-                if os.environ.get("JUDGE_AT") == "root":
-                    sf.configure({"Clear Hash": None})
-                    info = sf.analyse(board, limit, root_moves=[chess.Move.from_uci(mv)])
-                    after[mv] = info["score"].pov(side).score(mate_score=10000)
-                elif b.is_game_over():
-                    r = b.result()
-                    after[mv] = 0 if r == "1/2-1/2" else 10000
-                else:
-                    sf.configure({"Clear Hash": None})
-                    after[mv] = sf.analyse(b, limit)["score"].pov(side).score(mate_score=10000)
-            loss[name].append((mv, after[mv]))
         # the root value: the best of Stockfish's own and every move judged
-        best = max(root, *after.values())
-        for name in loss:
-            mv, v = loss[name][-1]
-            loss[name][-1] = (mv, max(0.0, wp(best) - wp(v)))
+        best = max(value(fen, None), *(value(fen, chosen[name][i]) for name in chosen))
+        for name in chosen:
+            mv = chosen[name][i]
+            v = value(fen, mv)
+            loss[name].append((mv, max(0.0, wp(best) - wp(v))))
             errors[name][0] += 2 * (wp(best) - wp(v)) >= 0.3
             errors[name][1] += best - v >= 300 and abs(best) <= 300
-    sf.quit()
     first = variants[0][0]
     base = [l for _, l in loss[first]]
     go = os.environ.get("GO", f"go nodes {nodes}")

@@ -28,15 +28,20 @@
 //! As any UCI engine, it answers `go ponder` only after `ponderhit` or
 //! `stop`.
 //!
-//! Every line it receives is kept in a [`Heard`] the test reads. It talks
+//! Every line it receives is kept in a [`Heard`] the test reads, and each
+//! write the client made (what one write carried). It talks
 //! over an in-memory pipe, so tests run with time paused: a stall costs its
 //! deadline in virtual time only. What only a process can do (exit with a
 //! status, outlive its parent) is tested over real processes in
 //! `tests/child_faults.rs`.
 
-use std::sync::{Arc, Mutex};
+use std::{
+    pin::Pin,
+    sync::{Arc, Mutex},
+    task::{Context, Poll},
+};
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 
 use crate::children::{
     client::{ChildConfig, Client, Connect, Connecting},
@@ -65,11 +70,16 @@ pub struct Fake {
 
 /// Every line the fakes of a test received, in order.
 #[derive(Debug, Clone, Default)]
-pub struct Heard(Arc<Mutex<Vec<String>>>);
+pub struct Heard(Arc<Mutex<Vec<String>>>, Arc<Mutex<Vec<String>>>);
 
 impl Heard {
     pub fn lines(&self) -> Vec<String> {
         self.0.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// What each of the client's writes carried, in order.
+    pub fn writes(&self) -> Vec<String> {
+        self.1.lock().map(|w| w.clone()).unwrap_or_default()
     }
 
     /// How many lines start with `verb`.
@@ -240,7 +250,41 @@ pub async fn connect(
 ) -> Result<Client, ChildError> {
     let pipe = Fake::parse(&config.command).start(heard.clone());
     let (reader, writer) = tokio::io::split(pipe);
+    let writer = Recorder {
+        inner: writer,
+        heard: heard.clone(),
+    };
     Client::over(config, label.to_owned(), Box::new(reader), Box::new(writer)).await
+}
+
+/// The client's end of the pipe, keeping what each write carried.
+struct Recorder<W> {
+    inner: W,
+    heard: Heard,
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for Recorder<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let written = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = written
+            && let Ok(mut writes) = self.heard.1.lock()
+        {
+            writes.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+        written
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }
 
 /// For a pool: every child not built in is a fake, heard by `heard`.

@@ -1180,3 +1180,29 @@ async fn perft_lists_the_moves_and_checks_their_count() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A call's commands go to the child in one write: `ucinewgame` with the
+/// `isready` after it, `position` with its `go`. Through a socket (`srun`,
+/// `ssh`) a second small write waits for the first one's acknowledgement,
+/// which the far end may hold back 40 ms (Nagle's algorithm).
+#[tokio::test(start_paused = true)]
+async fn a_call_is_one_write() {
+    let heard = Heard::default();
+    let mut config = ChildConfig::new("--move=d2d4");
+    config.clear_hash = true;
+    let mut c = match connect(&config, "one write", &heard).await {
+        Ok(client) => client,
+        Err(e) => panic!("could not start the fake: {e}"),
+    };
+    let query = startpos_query(ChildLimit::Nodes(100));
+    report_of(c.search(&query, &CancellationToken::new()).await);
+    let writes = heard.writes();
+    assert!(
+        writes.contains(&"ucinewgame\nisready\n".to_owned()),
+        "{writes:#?}"
+    );
+    assert!(
+        writes.contains(&"position startpos\ngo nodes 100\n".to_owned()),
+        "{writes:#?}"
+    );
+}
