@@ -13,17 +13,11 @@ use shakmaty::Position;
 const FEN: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
 
 fn explain(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
-        .arg("explain")
-        .args(args)
-        .output()
-        .expect("run mpcmc explain");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    common::output_ok(
+        Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+            .arg("explain")
+            .args(args),
+    )
 }
 
 #[test]

@@ -225,18 +225,13 @@ fn a_named_game_without_its_child_is_refused() {
 /// chosen one of them.
 #[test]
 fn explain_tells_a_shogi_decision() {
-    let out = Command::new(env!("CARGO_BIN_EXE_mpcmc"))
-        .args(["explain", "--uci-variant=shogi", "--moves", "c3c4"])
-        .arg(format!("--evaluator={}", fairy_stockfish()))
-        .args(["--child-nodes=300"])
-        .output()
-        .expect("run mpcmc explain");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::output_ok(
+        Command::new(env!("CARGO_BIN_EXE_mpcmc"))
+            .args(["explain", "--uci-variant=shogi", "--moves", "c3c4"])
+            .arg(format!("--evaluator={}", fairy_stockfish()))
+            .args(["--child-nodes=300"]),
     );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         text.starts_with("position startpos moves c3c4 (shogi)\n"),
         "{text}"
@@ -266,15 +261,7 @@ fn pyffish_legal_moves(variant: &str, moves: &[&str]) -> BTreeSet<String> {
     let script = format!(
         "import pyffish as sf; print(' '.join(sf.legal_moves('{variant}', sf.start_fen('{variant}'), {moves:?})))"
     );
-    let out = Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .expect("pyffish");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::output_ok(Command::new("python3").args(["-c", &script]));
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .map(str::to_owned)

@@ -45,15 +45,7 @@ fn probes_agree_with_python_chess() {
     let tables = tables();
     assert_eq!(tables.max_pieces(), 4);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/syzygy_probe.py");
-    let out = Command::new("python3")
-        .args([script, TABLES, "300", "37"])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::output_ok(Command::new("python3").args([script, TABLES, "300", "37"]));
     let text = String::from_utf8(out.stdout).expect("utf-8");
     let mut seen = [0; 3];
     for line in text.lines() {

@@ -22,15 +22,16 @@ def measure(path):
     """{child's label: {what: [ms]}}"""
     rows, state = {}, {}
 
+    def add(child, what, seconds):
+        rows.setdefault(child, {}).setdefault(what, []).append(1000 * seconds)
+
     for line in open(path, errors="replace"):
         m = LINE.match(line)
         if not m:
             continue
         t = datetime.datetime.fromisoformat(m.group(1)).timestamp()
-        s = state.setdefault(m.group(2), {})
-
-        def add(what, seconds, child=m.group(2)):
-            rows.setdefault(child, {}).setdefault(what, []).append(1000 * seconds)
+        child = m.group(2)
+        s = state.setdefault(child, {})
         sent, text = m.group(3) == "<", m.group(4)
         if sent:
             if text == "ucinewgame":
@@ -39,21 +40,21 @@ def measure(path):
                 s.update(go=t, first=None, own=None)
             continue
         if text == "readyok" and "new" in s:
-            add("ucinewgame to readyok", t - s.pop("new"))
+            add(child, "ucinewgame to readyok", t - s.pop("new"))
         if s.get("go") is None:
             continue
         if s["first"] is None:
             s["first"] = t
-            add("go to the first line", t - s["go"])
+            add(child, "go to the first line", t - s["go"])
         words = text.split()
         if words[:2] == ["info", "depth"] and "time" in words:
             own = int(words[words.index("time") + 1]) / 1000
             s["own"] = own
             deep = "1-5" if int(words[2]) <= 5 else "6+"
-            add(f"info at depth {deep}: late by", t - s["go"] - own)
+            add(child, f"info at depth {deep}: late by", t - s["go"] - own)
         if words[:1] == ["bestmove"]:
             if s["own"] is not None:
-                add("bestmove: late by", t - s["go"] - s["own"])
+                add(child, "bestmove: late by", t - s["go"] - s["own"])
             s["go"] = None
     return rows
 

@@ -37,6 +37,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import chess
 import chess.engine
@@ -97,14 +98,22 @@ CACHE = os.environ.get("CACHE")
 JOBS = int(os.environ.get("JOBS", "1"))
 cache = json.load(open(CACHE)) if CACHE and os.path.exists(CACHE) else {}
 lock = threading.Lock()
+saved = [time.monotonic()]
+
+
+def save():
+    """The cache to its file (the whole of it: called at most every 30 s)."""
+    if CACHE:
+        json.dump(cache, open(CACHE + ".tmp", "w"))
+        os.replace(CACHE + ".tmp", CACHE)
+    saved[0] = time.monotonic()
 
 
 def remember(key, value):
     with lock:
         cache[key] = value
-        if CACHE:
-            json.dump(cache, open(CACHE + ".tmp", "w"))
-            os.replace(CACHE + ".tmp", CACHE)
+        if time.monotonic() - saved[0] > 30:
+            save()
 
 
 def in_parallel(items, work):
@@ -116,6 +125,7 @@ def in_parallel(items, work):
         t.start()
     for t in threads:
         t.join()
+    save()
 
 
 def play_all(spec, binary, args, opts, fens, nodes, seeded):

@@ -68,18 +68,22 @@ pub struct Fake {
     perft: Option<(Vec<String>, usize)>,
 }
 
-/// Every line the fakes of a test received, in order.
+/// Every line the fakes of a test received, and what each of the
+/// clients' writes carried, in order.
 #[derive(Debug, Clone, Default)]
-pub struct Heard(Arc<Mutex<Vec<String>>>, Arc<Mutex<Vec<String>>>);
+pub struct Heard {
+    lines: Arc<Mutex<Vec<String>>>,
+    writes: Arc<Mutex<Vec<String>>>,
+}
 
 impl Heard {
     pub fn lines(&self) -> Vec<String> {
-        self.0.lock().map(|l| l.clone()).unwrap_or_default()
+        self.lines.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// What each of the client's writes carried, in order.
     pub fn writes(&self) -> Vec<String> {
-        self.1.lock().map(|w| w.clone()).unwrap_or_default()
+        self.writes.lock().map(|w| w.clone()).unwrap_or_default()
     }
 
     /// How many lines start with `verb`.
@@ -91,7 +95,7 @@ impl Heard {
     }
 
     fn push(&self, line: &str) {
-        if let Ok(mut lines) = self.0.lock() {
+        if let Ok(mut lines) = self.lines.lock() {
             lines.push(line.to_owned());
         }
     }
@@ -271,7 +275,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for Recorder<W> {
     ) -> Poll<std::io::Result<usize>> {
         let written = Pin::new(&mut self.inner).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = written
-            && let Ok(mut writes) = self.heard.1.lock()
+            && let Ok(mut writes) = self.heard.writes.lock()
         {
             writes.push(String::from_utf8_lossy(&buf[..n]).into_owned());
         }

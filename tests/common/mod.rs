@@ -585,3 +585,15 @@ pub fn play(e: &mut Mpcmc, go: &str, plies: usize, within: Duration) -> Vec<Stri
     }
     last
 }
+
+/// Runs `command` to its end and returns its output, failing the test
+/// with its stderr when it did not succeed.
+pub fn output_ok(command: &mut Command) -> std::process::Output {
+    let out = command.output().expect("the command runs");
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
