@@ -16,7 +16,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Mpcmc, SECOND, assert_legal, position, stockfish};
+use common::{Mpcmc, SECOND, WayRun, assert_legal, position, stockfish};
 
 const MUNGED: &str = "/usr/sbin/munged";
 const SLURMCTLD: &str = "/usr/sbin/slurmctld";
@@ -516,69 +516,17 @@ fn measure_job_steps_against_local_children() {
     }
     // The lookahead's child in a job step and here (the root search's
     // here both ways), in memoryless calls: the same decisions, and the
-    // way's cost in each call, from the log's lines
-    // (scripts/measure/child_lag.py).
+    // way's cost in each call, from the log's lines.
     let job = cluster.allocate(2);
-    let decide = |workers: String, name: &str| {
-        let trace = cluster.dir.join(format!("{name}.jsonl"));
-        let log = cluster.dir.join(format!("{name}.log"));
-        let flags = [
-            workers,
-            "--child-nodes=20000".to_owned(),
-            "--child-threads=1".to_owned(),
-            "--memoryless=true".to_owned(),
-            format!("--trace-file={}", trace.display()),
-            format!("--log-file={}", log.display()),
-        ];
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let mut e = cluster.ready_mpcmc(&job, &flags, usize::from(name == "steps"));
-        let mut took = Vec::new();
-        for moves in ["", "e2e4 e7e5", "d2d4 d7d5 c2c4"] {
-            e.send(&format!("position startpos moves {moves}"));
-            let sent = Instant::now();
-            e.send("go");
-            e.bestmove(60 * SECOND);
-            took.push(sent.elapsed());
-        }
-        assert!(e.quit().success());
-        let text = std::fs::read_to_string(&trace).expect("trace");
-        let decisions: Vec<serde_json::Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("json"))
-            .collect();
-        let lag = Command::new("python3")
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/scripts/measure/child_lag.py"
-            ))
-            .arg(&log)
-            .output()
-            .expect("python3 runs");
-        println!("{name}: {}", String::from_utf8_lossy(&lag.stdout));
-        (decisions, took)
-    };
-    let (steps, steps_took) = decide(format!("--workers=root: {sf}; slurm {sf}"), "steps");
-    let (local, local_took) = decide(format!("--workers=root: {sf}; {sf}"), "local");
-    for (i, (s, l)) in steps.iter().zip(&local).enumerate() {
-        assert_eq!(s["chosen"], l["chosen"], "decision {i}");
-        let values = |d: &serde_json::Value| {
-            let mut candidates = d["candidates"].clone();
-            for c in candidates.as_array_mut().into_iter().flatten() {
-                c.as_object_mut().map(|c| c.remove("time_ms"));
-            }
-            candidates
-        };
-        assert_eq!(values(s), values(l), "decision {i}: the same values");
-        let calls = s["candidates"].as_array().map_or(0, Vec::len) * 2;
-        let extra = steps_took[i].as_secs_f64() - local_took[i].as_secs_f64();
-        println!(
-            "decision {i}: {} both ways; {calls} lookahead calls on one child: job step {:?}, \
-             local {:?}, {:.2} ms more a call",
-            s["chosen"],
-            steps_took[i],
-            local_took[i],
-            1000.0 * extra / calls as f64
-        );
-    }
+    let steps = WayRun::run(
+        &cluster.dir,
+        "job-step",
+        &format!("root: {sf}; slurm {sf}"),
+        |f| cluster.ready_mpcmc(&job, f, 1),
+    );
+    let local = WayRun::run(&cluster.dir, "local", &format!("root: {sf}; {sf}"), |f| {
+        cluster.ready_mpcmc(&job, f, 0)
+    });
+    steps.compare(&local);
     cluster.cancel(&job.id);
 }

@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Mpcmc, SECOND, alive, assert_legal, children_of, play, position, stockfish};
+use common::{Mpcmc, SECOND, WayRun, alive, assert_legal, children_of, play, position, stockfish};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -266,4 +266,32 @@ fn a_host_that_refuses_connections_does_not_stop_the_others() {
         "{lines:?}"
     );
     assert!(e.quit().success());
+}
+
+/// Issue 61: what the way through SSH costs a lookahead call, against the
+/// same child on this machine (the root search here both ways): the same
+/// decisions, and when each of the child's lines arrived. A measurement,
+/// not a check: `cargo test --release --test ssh -- --ignored --nocapture`
+/// on a quiet machine.
+#[test]
+#[ignore = "a measurement; run by hand on a quiet machine"]
+fn measure_an_ssh_child_against_a_local_child() {
+    let _one = one_at_a_time();
+    let host = Sshd::start("measure");
+    let sf = stockfish();
+    let ready = |flags: &[&str]| {
+        let mut e = Mpcmc::start(flags);
+        e.handshake();
+        e.send("isready");
+        e.until("readyok", 60 * SECOND);
+        e
+    };
+    let ssh = WayRun::run(
+        &host.dir,
+        "ssh",
+        &format!("root: {sf}; {}", host.command(sf)),
+        ready,
+    );
+    let local = WayRun::run(&host.dir, "local", &format!("root: {sf}; {sf}"), ready);
+    ssh.compare(&local);
 }

@@ -597,3 +597,94 @@ pub fn output_ok(command: &mut Command) -> std::process::Output {
     );
     out
 }
+
+/// Issue 61's measure of the way to a child (a job step, an SSH
+/// connection): three memoryless decisions at `--child-nodes=20000` over
+/// one lookahead child (`workers` names it, the root search on a child of
+/// its own), traced and logged in `dir` as `name`, each one's time from
+/// `go` to `bestmove`. Prints `scripts/measure/child_lag.py` over the log:
+/// when each of the child's lines arrived against its own clock.
+pub struct WayRun {
+    pub name: String,
+    pub decisions: Vec<serde_json::Value>,
+    pub took: Vec<Duration>,
+}
+
+impl WayRun {
+    /// `start` starts mpcmc with the flags given and makes it ready.
+    pub fn run(
+        dir: &Path,
+        name: &str,
+        workers: &str,
+        start: impl FnOnce(&[&str]) -> Mpcmc,
+    ) -> WayRun {
+        let trace = dir.join(format!("{name}.jsonl"));
+        let log = dir.join(format!("{name}.log"));
+        let flags = [
+            format!("--workers={workers}"),
+            "--child-nodes=20000".to_owned(),
+            "--child-threads=1".to_owned(),
+            "--memoryless=true".to_owned(),
+            format!("--trace-file={}", trace.display()),
+            format!("--log-file={}", log.display()),
+        ];
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let mut e = start(&flags);
+        let mut took = Vec::new();
+        for moves in ["", "e2e4 e7e5", "d2d4 d7d5 c2c4"] {
+            e.send(&format!("position startpos moves {moves}"));
+            let sent = Instant::now();
+            e.send("go");
+            e.bestmove(60 * SECOND);
+            took.push(sent.elapsed());
+        }
+        assert!(e.quit().success());
+        let text = std::fs::read_to_string(&trace).expect("trace");
+        let decisions = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        let lag = output_ok(
+            Command::new("python3")
+                .arg(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/scripts/measure/child_lag.py"
+                ))
+                .arg(&log),
+        );
+        println!("{name}: {}", String::from_utf8_lossy(&lag.stdout));
+        WayRun {
+            name: name.to_owned(),
+            decisions,
+            took,
+        }
+    }
+
+    /// Asserts that `self` and `local` decided the same (moves and values)
+    /// and prints what the way cost each lookahead call.
+    pub fn compare(&self, local: &WayRun) {
+        for (i, (s, l)) in self.decisions.iter().zip(&local.decisions).enumerate() {
+            assert_eq!(s["chosen"], l["chosen"], "decision {i}");
+            let values = |d: &serde_json::Value| {
+                let mut candidates = d["candidates"].clone();
+                for c in candidates.as_array_mut().into_iter().flatten() {
+                    c.as_object_mut().map(|c| c.remove("time_ms"));
+                }
+                candidates
+            };
+            assert_eq!(values(s), values(l), "decision {i}: the same values");
+            let calls = s["candidates"].as_array().map_or(0, Vec::len) * 2;
+            let extra = self.took[i].as_secs_f64() - local.took[i].as_secs_f64();
+            println!(
+                "decision {i}: {} both ways; {calls} lookahead calls on one child: {} {:?}, \
+                 {} {:?}, {:.2} ms more a call",
+                s["chosen"],
+                self.name,
+                self.took[i],
+                local.name,
+                local.took[i],
+                1000.0 * extra / calls as f64
+            );
+        }
+    }
+}
