@@ -100,13 +100,32 @@ fn a_hung_worker_never_costs_the_game_on_time() {
     // the cap still fails it.
     let mut e = Mpcmc::start(&[&workers, "--move-overhead=30"]);
     e.handshake();
+    // Where other programs load the machine, the system may not run mpcmc
+    // for a while whatever it does: beside four busy loops and a match on
+    // the 2 cores, 1 to 5 of 300 `go movetime 300` were answered 300 to
+    // 1100 ms after the `go`, in this build and with the fallback's search
+    // on a thread of its own alike, and a thread mpcmc started first ran
+    // 557 ms later; in `scripts/test` beside a match one answer came 575
+    // ms after the `go` (a complete decision: 41 calls, the root search's
+    // 121 ms). So a busy machine gets 500 ms of slack, below what the
+    // hold this test is for took (the hung child's stall deadline: 1.38 s
+    // at `movetime 500`); on a quiet machine none, and a grace past the
+    // cap fails.
+    let slack = if common::machine_busy() {
+        Duration::from_millis(500)
+    } else {
+        Duration::ZERO
+    };
     e.send("position startpos moves e2e4");
     let sent = std::time::Instant::now();
     e.send("go movetime 500");
     let (mv, lines) = e.bestmove(5 * SECOND);
     let took = sent.elapsed();
     common::assert_legal(&common::position(None, &["e2e4"]), &mv);
-    assert!(took < Duration::from_millis(700), "{took:?}: {lines:?}");
+    assert!(
+        took < Duration::from_millis(700) + slack,
+        "{took:?}: {lines:?}"
+    );
     // A move time is kept whole: the silent search is given up by the
     // move's cap, with no grace past it (50 ms past it lost on time by
     // 2-3 ms in fastchess).
@@ -116,7 +135,10 @@ fn a_hung_worker_never_costs_the_game_on_time() {
         e.send("go movetime 300");
         let (_, lines) = e.bestmove(5 * SECOND);
         let took = sent.elapsed();
-        assert!(took < Duration::from_millis(300), "{took:?}: {lines:?}");
+        assert!(
+            took < Duration::from_millis(300) + slack,
+            "{took:?}: {lines:?}"
+        );
     }
     e.send("ucinewgame");
     e.play_clock_game(3000, 30, 30);
