@@ -482,8 +482,9 @@ fn outside_an_allocation_a_slurm_entry_is_refused() {
 /// --ignored --nocapture`): the time from `isready` to `readyok` with 2
 /// and 8 children as job steps against as local processes, and a
 /// fixed-node decision (`ChildNodes`, `Memoryless`: every call from a
-/// cleared hash) over two job steps against two local children — the
-/// same move and values, and what a call costs more.
+/// cleared hash) with the lookahead's child in a job step against the same
+/// child here (the root search's child here both ways) — the same moves
+/// and values, and what a call costs more ([`WayRun`]).
 #[test]
 #[ignore = "a measurement, not a test"]
 fn measure_job_steps_against_local_children() {

@@ -107,10 +107,11 @@ fn a_hung_worker_never_costs_the_game_on_time() {
     // on a thread of its own alike, and a thread mpcmc started first ran
     // 557 ms later; in `scripts/test` beside a match one answer came 575
     // ms after the `go` (a complete decision: 41 calls, the root search's
-    // 121 ms). So a busy machine gets 500 ms of slack, below what the
-    // hold this test is for took (the hung child's stall deadline: 1.38 s
-    // at `movetime 500`); on a quiet machine none, and a grace past the
-    // cap fails.
+    // 121 ms). So on a busy machine one answer may take 500 ms more,
+    // below what the hold this test is for took (the hung child's stall
+    // deadline: 1.38 s at `movetime 500`), and of the six at `movetime
+    // 300` below one may be late (a grace past the cap makes them all
+    // late); on a quiet machine none.
     let slack = if common::machine_busy() {
         Duration::from_millis(500)
     } else {
@@ -129,6 +130,7 @@ fn a_hung_worker_never_costs_the_game_on_time() {
     // A move time is kept whole: the silent search is given up by the
     // move's cap, with no grace past it (50 ms past it lost on time by
     // 2-3 ms in fastchess).
+    let mut late = Vec::new();
     for _ in 0..6 {
         e.send("position startpos moves e2e4");
         let sent = std::time::Instant::now();
@@ -139,7 +141,12 @@ fn a_hung_worker_never_costs_the_game_on_time() {
             took < Duration::from_millis(300) + slack,
             "{took:?}: {lines:?}"
         );
+        if took >= Duration::from_millis(300) {
+            late.push((took, lines));
+        }
     }
+    let allowed = usize::from(!slack.is_zero());
+    assert!(late.len() <= allowed, "late past the cap: {late:?}");
     e.send("ucinewgame");
     e.play_clock_game(3000, 30, 30);
     assert!(e.quit().success());

@@ -11,25 +11,27 @@
 # rebuild does not change a running match) and resumes from DIR's
 # config.json when there is one (fastchess saves it every 20 games).
 # usage: scripts/measure/worker_match.sh DIR B [builtin|stockfish]
-#        (from the repository root; the result: python3
+#        (the result: python3
 #        scripts/measure/penta.py mpc DIR/games.pgn, or fastchess's summary
 #        in DIR/out.txt)
 set -eu
 dir=$1 b=$2 child=${3:-builtin}
-root=$PWD
+root=$(cd "$(dirname "$0")/../.." && pwd)
 fc=$root/../shared/tools/fastchess
 mkdir -p "$dir"
 cd "$dir"
 if [ -f config.json ]; then
-  # fastchess plays again the games its last save did not count: the PGN
-  # keeps only those it counted (the first ones written), so that a round
-  # is one pair of games there.
+  # fastchess counts finished pairs (rounds) in its save and plays the
+  # rounds after them again: the PGN keeps only the rounds counted, so that
+  # a round is one pair of games there.
   python3 - <<'PY'
-import json, re
+import json, os, re
 stats = json.load(open("config.json"))["stats"]
-n = sum(s["wins"] + s["losses"] + s["draws"] for s in stats.values())
-games = re.split(r"\n(?=\[Event )", open("games.pgn").read().strip())
-open("games.pgn", "w").write("\n".join(games[:n]) + "\n")
+rounds = sum(s["wins"] + s["losses"] + s["draws"] for s in stats.values()) // 2
+if os.path.exists("games.pgn"):
+    games = re.split(r"\n(?=\[Event )", open("games.pgn").read().strip())
+    kept = [g for g in games if int(re.search(r'\[Round "(\d+)', g).group(1)) <= rounds]
+    open("games.pgn", "w").write("\n\n".join(g.strip() for g in kept) + "\n\n")
 PY
   exec "$fc" -config file=config.json >> out.txt 2>&1
 fi

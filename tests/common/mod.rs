@@ -640,10 +640,15 @@ impl WayRun {
         }
         assert!(e.quit().success());
         let text = std::fs::read_to_string(&trace).expect("trace");
-        let decisions = text
+        let decisions: Vec<serde_json::Value> = text
             .lines()
             .map(|l| serde_json::from_str(l).expect("json"))
             .collect();
+        assert_eq!(
+            decisions.len(),
+            took.len(),
+            "{name}: a trace line a decision"
+        );
         let lag = output_ok(
             Command::new("python3")
                 .arg(concat!(
@@ -663,6 +668,7 @@ impl WayRun {
     /// Asserts that `self` and `local` decided the same (moves and values)
     /// and prints what the way cost each lookahead call.
     pub fn compare(&self, local: &WayRun) {
+        assert_eq!(self.decisions.len(), local.decisions.len());
         for (i, (s, l)) in self.decisions.iter().zip(&local.decisions).enumerate() {
             assert_eq!(s["chosen"], l["chosen"], "decision {i}");
             let values = |d: &serde_json::Value| {
