@@ -61,6 +61,8 @@ def parse(spec):
 
 
 def play(binary, args, opts, fens, nodes, seeded, seeds):
+    """Yields the engine's move at each of fens as it comes (a stopped run
+    keeps in the cache the moves played before it stopped)."""
     p = subprocess.Popen([binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True, bufsize=1)
 
@@ -79,7 +81,6 @@ def play(binary, args, opts, fens, nodes, seeded, seeds):
     until("uciok")
     for k, v in opts.items():
         send(f"setoption name {k} value {v}")
-    moves = []
     for fen, seed in zip(fens, seeds):
         if seeded:
             send(f"setoption name Seed value {seed}")
@@ -88,31 +89,31 @@ def play(binary, args, opts, fens, nodes, seeded, seeds):
         until("readyok")
         send(f"position fen {fen}")
         send(os.environ.get("GO", f"go nodes {nodes}"))
-        moves.append(until("bestmove").split()[1])
+        yield until("bestmove").split()[1]
     send("quit")
     p.wait()
-    return moves
 
 
 CACHE = os.environ.get("CACHE")
 JOBS = int(os.environ.get("JOBS", "1"))
 cache = json.load(open(CACHE)) if CACHE and os.path.exists(CACHE) else {}
 lock = threading.Lock()
-saved = [time.monotonic()]
+saved_at = time.monotonic()
 
 
 def save():
     """The cache to its file (the whole of it: called at most every 30 s)."""
+    global saved_at
     if CACHE:
         json.dump(cache, open(CACHE + ".tmp", "w"))
         os.replace(CACHE + ".tmp", CACHE)
-    saved[0] = time.monotonic()
+    saved_at = time.monotonic()
 
 
 def remember(key, value):
     with lock:
         cache[key] = value
-        if time.monotonic() - saved[0] > 30:
+        if time.monotonic() - saved_at > 30:
             save()
 
 
@@ -137,7 +138,7 @@ def play_all(spec, binary, args, opts, fens, nodes, seeded):
     def work(chunk):
         if chunk:
             moves = play(binary, args, opts, [fens[j] for j in chunk], nodes, seeded, [j + 1 for j in chunk])
-            for j, mv in zip(chunk, moves):
+            for j, mv in zip(chunk, moves, strict=True):
                 remember(keys[j], mv)
     in_parallel(todo, work)
     return [cache[k] for k in keys]

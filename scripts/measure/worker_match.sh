@@ -9,7 +9,8 @@
 # adjudication. Fixed nodes: a busy machine changes the time, not the games.
 # Runs in DIR (made if missing; the binary is copied there first, so a
 # rebuild does not change a running match) and resumes from DIR's
-# config.json when there is one (fastchess saves it every 20 games).
+# config.json when there is one (fastchess saves it every 2 games here:
+# a session's end costs a game or two, not twenty).
 # usage: scripts/measure/worker_match.sh DIR B [builtin|stockfish]
 #        (the result: python3
 #        scripts/measure/penta.py mpc DIR/games.pgn, or fastchess's summary
@@ -47,7 +48,7 @@ exec "$fc" -engine cmd="$PWD/mpcmc" name=mpc nodes="$b" st=600 \
   "option.Workers=root: $c; $c" option.VirtualWorkers=1024 \
   -engine $alone name=alone nodes="$b" st=600 \
   -openings file="$root/tests/data/openings.epd" format=epd order=random \
-  -srand 2711 -rounds 100 -repeat -concurrency 2 \
+  -srand 2711 -rounds 100 -repeat -concurrency 2 -autosaveinterval 2 \
   -resign movecount=4 score=1000 twosided=true \
   -draw movenumber=50 movecount=10 score=5 \
   -pgnout file=games.pgn > out.txt 2>&1
