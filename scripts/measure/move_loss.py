@@ -62,7 +62,8 @@ def parse(spec):
 
 def play(binary, args, opts, fens, nodes, seeded, seeds):
     """Yields the engine's move at each of fens as it comes (a stopped run
-    keeps in the cache the moves played before it stopped)."""
+    keeps in the cache the moves played up to its last save, at most 30 s
+    before it stopped)."""
     p = subprocess.Popen([binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True, bufsize=1)
 

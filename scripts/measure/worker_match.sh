@@ -10,7 +10,7 @@
 # Runs in DIR (made if missing; the binary is copied there first, so a
 # rebuild does not change a running match) and resumes from DIR's
 # config.json when there is one (fastchess saves it every 2 games here:
-# a session's end costs a game or two, not twenty).
+# a session's end costs a few games, not up to twenty).
 # usage: scripts/measure/worker_match.sh DIR B [builtin|stockfish]
 #        (the result: python3
 #        scripts/measure/penta.py mpc DIR/games.pgn, or fastchess's summary
