@@ -18,7 +18,7 @@
 
 use std::{
     sync::{
-        Arc,
+        Arc, Mutex, PoisonError,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
@@ -200,8 +200,13 @@ pub struct Engine {
     history: History,
     /// Reused by every search ([`search::pv_table`]).
     pv: Vec<Vec<Move>>,
-    /// The helper threads' own state, one each ([`Engine::set_threads`]).
-    helpers: Vec<Helper>,
+    /// The helper threads' own state, one each ([`Engine::set_threads`]),
+    /// held by a helper thread while it runs. A search answers as soon as
+    /// its main thread is done and tells its helpers to stop, without
+    /// waiting for the system to run each of them again (on a loaded
+    /// machine that took up to 500 ms): the next search's helper waits
+    /// for this state instead.
+    helpers: Vec<Arc<Mutex<Helper>>>,
     /// Tablebases (`SyzygyPath`) and whether the fifty-move rule holds.
     tablebases: Option<(Arc<Syzygy>, bool)>,
 }
@@ -244,9 +249,11 @@ impl Engine {
     /// that a fixed-node search gives the same answer every time.
     pub fn set_threads(&mut self, threads: usize) {
         self.helpers
-            .resize_with(threads.clamp(1, MAX_THREADS) - 1, || Helper {
-                history: History::new(),
-                pv: search::pv_table(),
+            .resize_with(threads.clamp(1, MAX_THREADS) - 1, || {
+                Arc::new(Mutex::new(Helper {
+                    history: History::new(),
+                    pv: search::pv_table(),
+                }))
             });
     }
 
@@ -297,8 +304,12 @@ impl Engine {
             self.tt.clear();
         }
         self.history.clear();
-        for helper in &mut self.helpers {
-            helper.history.clear();
+        for helper in &self.helpers {
+            helper
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .history
+                .clear();
         }
     }
 
@@ -307,7 +318,7 @@ impl Engine {
     /// `root`, oldest first, for repetitions. Returns when a limit is reached
     /// or `stop` is set (checked often: a stop is honoured within about a
     /// millisecond). `on_progress` sees every completed iteration.
-    pub fn search<P: Rules>(
+    pub fn search<P: Rules + 'static>(
         &mut self,
         root: &P,
         history: &[u64],
@@ -362,49 +373,61 @@ impl Engine {
         };
         let searchmoves = (root_moves.len() < root.legal_moves().len()).then(|| root_moves.clone());
         let helpers_stop = Arc::new(AtomicBool::new(false));
-        let helper_counts = Counts::default();
-        let (tt, main_history, main_pv) = (&*self.tt, &mut self.history, &mut self.pv);
-        std::thread::scope(|scope| {
-            // Helpers run until the main search ends, however it ends (a
-            // panic too: the scope waits for them before it goes on).
-            let _stop_helpers = StopOnDrop(helpers_stop.clone());
-            for helper in self.helpers.iter_mut().take(threads - 1) {
-                let (stop, nodes, moves) = (&*helpers_stop, &helper_counts, searchmoves.clone());
-                let depth = budget.depth;
-                let spawned = std::thread::Builder::new()
-                    .name("builtin-helper".into())
-                    .spawn_scoped(scope, move || {
-                        helper.search(
-                            tt, root, history, root_hash, moves, depth, probing, stop, nodes,
-                        );
-                    });
-                // A thread the system refuses is a helper fewer.
-                if spawned.is_err() {
-                    break;
-                }
-            }
-            Engine::search_main(
-                tt,
-                main_history,
-                main_pv,
-                root,
-                history,
-                root_hash,
+        let helper_counts = Arc::new(Counts::default());
+        // Helpers run until the main search ends, however it ends (a panic
+        // too: dropped, this sets their flag).
+        let _stop_helpers = StopOnDrop(helpers_stop.clone());
+        let helper_tables = probing.and(self.tablebases.clone());
+        for helper in self.helpers.iter().take(threads - 1) {
+            let (helper, tt, root, history) = (
+                helper.clone(),
+                self.tt.clone(),
+                root.clone(),
+                history.to_vec(),
+            );
+            let (stop, nodes, moves) = (
+                helpers_stop.clone(),
+                helper_counts.clone(),
                 searchmoves.clone(),
-                &root_moves,
-                first_move,
-                budget,
-                Tablebases {
-                    probing,
-                    ranking: ranking.as_ref(),
-                },
-                stop,
-                &helper_counts,
-                started,
-                limits.multipv,
-                on_progress,
-            )
-        })
+            );
+            let (tables, depth) = (helper_tables.clone(), budget.depth);
+            let spawned = std::thread::Builder::new()
+                .name("builtin-helper".into())
+                .spawn(move || {
+                    let probing = tables.as_ref().map(|(t, rule)| (&**t, *rule));
+                    helper
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .search(
+                            &tt, &root, &history, root_hash, moves, depth, probing, &stop, &nodes,
+                        );
+                });
+            // A thread the system refuses is a helper fewer.
+            if spawned.is_err() {
+                break;
+            }
+        }
+        Engine::search_main(
+            &self.tt,
+            &mut self.history,
+            &mut self.pv,
+            root,
+            history,
+            root_hash,
+            searchmoves.clone(),
+            &root_moves,
+            first_move,
+            budget,
+            Tablebases {
+                probing,
+                ranking: ranking.as_ref(),
+            },
+            stop,
+            &helper_counts,
+            started,
+            limits.multipv,
+            on_progress,
+        )
         .with_helpers(&helper_counts)
     }
 
