@@ -211,6 +211,15 @@ pub struct Engine {
     tablebases: Option<(Arc<Syzygy>, bool)>,
 }
 
+/// The helpers' state, once the last search's helper threads (told to
+/// stop when it answered) have let go of it.
+fn when_stopped(helpers: &[Arc<Mutex<Helper>>]) -> Vec<std::sync::MutexGuard<'_, Helper>> {
+    helpers
+        .iter()
+        .map(|h| h.lock().unwrap_or_else(PoisonError::into_inner))
+        .collect()
+}
+
 /// What a helper thread keeps between searches: its move ordering and its
 /// PV table (the hash table is the engine's).
 struct Helper {
@@ -300,16 +309,15 @@ impl Engine {
     /// Forgets everything learned (`ucinewgame`); a shared table is its
     /// owner's to clear.
     pub fn clear(&mut self) {
+        // The last search's helpers first, so that none writes to the
+        // table after it is cleared.
+        let mut helpers = when_stopped(&self.helpers);
         if !self.shared {
             self.tt.clear();
         }
         self.history.clear();
-        for helper in &self.helpers {
-            helper
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .history
-                .clear();
+        for helper in &mut helpers {
+            helper.history.clear();
         }
     }
 
@@ -349,6 +357,8 @@ impl Engine {
         let threads = if root_moves.len() > 1 && budget.nodes.is_none() {
             self.threads()
         } else {
+            // (and no helper of the last search writes to the table then).
+            drop(when_stopped(&self.helpers));
             1
         };
         let root_hash = mpcmc_protocol::game::hash(root);
@@ -624,7 +634,8 @@ struct Counts {
 }
 
 impl Outcome {
-    /// The outcome with the helpers' nodes and probes counted in.
+    /// The outcome with the helpers' nodes and probes counted in: those of
+    /// their finished iterations (the answer does not wait for the rest).
     fn with_helpers(mut self, helpers: &Counts) -> Outcome {
         self.nodes += helpers.nodes.load(Ordering::Relaxed);
         self.tbhits += helpers.tbhits.load(Ordering::Relaxed);
