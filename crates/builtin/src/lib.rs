@@ -204,8 +204,8 @@ pub struct Engine {
     /// held by a helper thread while it runs. A search answers as soon as
     /// its main thread is done and tells its helpers to stop, without
     /// waiting for the system to run each of them again (on a loaded
-    /// machine that took up to 500 ms): the next search's helper waits
-    /// for this state instead.
+    /// 2-core machine, 50-140 ms after the main thread was done): the
+    /// next search's helper waits for this state instead.
     helpers: Vec<Arc<Mutex<Helper>>>,
     /// Tablebases (`SyzygyPath`) and whether the fifty-move rule holds.
     tablebases: Option<(Arc<Syzygy>, bool)>,
@@ -357,7 +357,8 @@ impl Engine {
         let threads = if root_moves.len() > 1 && budget.nodes.is_none() {
             self.threads()
         } else {
-            // (and no helper of the last search writes to the table then).
+            // No helper of the last search may write to the table beside
+            // such a search: wait for them to stop.
             drop(when_stopped(&self.helpers));
             1
         };
