@@ -474,8 +474,9 @@ fn the_nominal_opponent_models_a_rated_person() {
 }
 
 /// The book's move is played while it has one (weighted, as the book
-/// says; `Seed` makes the choice repeat), then the engine searches; a
-/// book that cannot be read is said, and the engine plays without it.
+/// says; `Seed` makes the choice repeat), with a move to ponder on, then
+/// the engine searches; a book that cannot be read is said, and the
+/// engine plays without it.
 #[test]
 fn the_book_is_used_and_left() {
     assert!(
@@ -495,6 +496,12 @@ fn the_book_is_used_and_left() {
             let (mv, lines) = e.bestmove(10 * SECOND);
             let refs: Vec<&str> = moves.iter().map(String::as_str).collect();
             assert_legal(&position(None, &refs), &mv);
+            // A book move predicts no reply: the built-in engine's is the
+            // move to ponder on.
+            let answer: Vec<&str> = lines.last().unwrap().split_whitespace().collect();
+            assert!(answer.len() == 4 && answer[2] == "ponder", "{answer:?}");
+            let after: Vec<&str> = refs.iter().copied().chain([mv.as_str()]).collect();
+            assert_legal(&position(None, &after), answer[3]);
             if lines
                 .iter()
                 .any(|l| l.starts_with(&format!("info string book move {mv} (weight ")))

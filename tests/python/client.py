@@ -7,10 +7,25 @@ import sys
 import tempfile
 import time
 
+import collections
+import logging
+
 import chess
 import chess.engine
 
 mpcmc, stockfish = sys.argv[1], sys.argv[2]
+
+# The last lines between python-chess and mpcmc, shown when a check fails.
+exchange = collections.deque(maxlen=120)
+
+
+class Recent(logging.Handler):
+    def emit(self, record):
+        exchange.append(f"{record.relativeCreated:8.0f} ms {record.getMessage()}")
+
+
+logging.getLogger("chess.engine").addHandler(Recent())
+logging.getLogger("chess.engine").setLevel(logging.DEBUG)
 
 engine = chess.engine.SimpleEngine.popen_uci(
     [mpcmc, f"--evaluator={stockfish}"], timeout=30
@@ -144,5 +159,8 @@ try:
     assert engine.ping() is None
 
     print("python-chess client: ok")
+except BaseException:
+    print("the last lines of the exchange:", *exchange, sep="\n", file=sys.stderr)
+    raise
 finally:
     engine.quit()

@@ -2,12 +2,12 @@
 //! make in time.
 
 use std::{
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, TryLockError, atomic::AtomicBool},
     time::{Duration, Instant},
 };
 
 use mpcmc_builtin::{
-    self as builtin,
+    self as builtin, Limits,
     go::{self as builtin_go, BuiltinGo},
 };
 use mpcmc_protocol::game::Rules;
@@ -22,6 +22,10 @@ use crate::mpc::time::FALLBACK_AFTER_STOP;
 /// The fallback engine's hash table, MB (besides `Hash`, which the children
 /// share).
 const FALLBACK_HASH_MB: usize = 1;
+
+/// Nodes of the built-in engine's search for a move to ponder on
+/// ([`Fallback::reply`]): depth three, about a millisecond.
+const PONDER_GUESS_NODES: u64 = 1_000;
 
 /// The built-in engine a session keeps for moves its children cannot make
 /// (or when no children can be configured, or they refuse the variant):
@@ -40,6 +44,15 @@ impl Default for Fallback {
     }
 }
 
+/// Whether `rules` differ from those of the fallback's last search (its
+/// table holds another variant's keys), now noted as the last.
+fn variant_changed(last: &Mutex<Rules>, rules: Rules) -> bool {
+    match last.lock() {
+        Ok(mut last) => std::mem::replace(&mut *last, rules) != rules,
+        Err(_) => true,
+    }
+}
+
 impl Fallback {
     /// One `go` of it.
     pub fn go(
@@ -51,10 +64,7 @@ impl Fallback {
         stop: CancellationToken,
         ponderhit: CancellationToken,
     ) -> BuiltinGo {
-        let clear = match self.1.lock() {
-            Ok(mut last) => std::mem::replace(&mut *last, game.rules()) != game.rules(),
-            Err(_) => true,
-        };
+        let clear = variant_changed(&self.1, game.rules());
         BuiltinGo {
             go,
             game,
@@ -71,6 +81,39 @@ impl Fallback {
             stop,
             ponderhit,
         }
+    }
+
+    /// The built-in engine's reply to `best` in `game`, from a search of
+    /// [`PONDER_GUESS_NODES`]: the move to ponder on when the decision
+    /// predicted none (a child's search cut at depth one names no second
+    /// move, a book or tablebase move predicts nothing). `None` when the
+    /// game ends with `best`, has no board the built-in engine plays (a
+    /// game by a child's rules), or the engine is still searching for an
+    /// earlier `go`.
+    pub async fn reply(&self, game: &Game, best: GameMove) -> Option<GameMove> {
+        let after = game.after(&[best])?;
+        // The positions before the reply's root, for repetitions.
+        let history = game.hashes().to_vec();
+        let (engine, last, rules) = (self.0.clone(), self.1.clone(), game.rules());
+        let searched = tokio::task::spawn_blocking(move || {
+            // Busy with a search of an earlier `go` still ending: no
+            // guess rather than a wait.
+            let mut engine = match engine.try_lock() {
+                Ok(engine) => engine,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => return None,
+            };
+            if variant_changed(&last, rules) {
+                engine.clear();
+            }
+            let limits = Limits {
+                nodes: Some(PONDER_GUESS_NODES),
+                ..Limits::default()
+            };
+            let stop = AtomicBool::new(false);
+            Some(engine.search_game(&after, &history, &limits, &stop, &mut |_| {}))
+        });
+        searched.await.ok()??.best.map(GameMove::Board)
     }
 }
 

@@ -151,10 +151,11 @@ async fn decide_and_answer(mut req: GoRequest) {
         .map(|mv| (mv, BOOK_EFFORT))
         .or_else(|| search.tablebase_move().map(|mv| (mv, 0.0)))
     {
+        let ponder = search.ponder_on(mv, None).await;
         search.think_like_a_person(effort).await;
         search.wait_for_release().await;
         let game = &search.req.game;
-        search.req.out.bestmove(game, Some(mv), None);
+        search.req.out.bestmove(game, Some(mv), ponder);
         return;
     }
     let decision = search.decide().await;
@@ -169,6 +170,17 @@ async fn decide_and_answer(mut req: GoRequest) {
             .think_like_a_person(effort(&d.candidates, drawn))
             .await;
     }
+    let best = match &decision {
+        Some(d) => Some(d.best),
+        None => search.candidates.first().copied(),
+    };
+    let ponder = match best {
+        Some(best) => {
+            let predicted = decision.as_ref().and_then(|d| d.ponder);
+            search.ponder_on(best, predicted).await
+        }
+        None => None,
+    };
     search.wait_for_release().await;
     // A pondering decision's move is played only at `ponderhit`; else the
     // previous decision's seed stands.
@@ -179,10 +191,6 @@ async fn decide_and_answer(mut req: GoRequest) {
     if played && let Some(d) = &decision {
         search.keep_seed(d);
     }
-    let (best, ponder) = match decision {
-        Some(d) => (Some(d.best), d.ponder),
-        None => (search.candidates.first().copied(), None),
-    };
     let game = &search.req.game;
     search.req.out.bestmove(game, best, ponder);
     // How late, for the next moves' margin: a pondered move is not
@@ -372,6 +380,17 @@ impl Search {
 
     /// Keeps what `d`, whose move is played, predicted about the position
     /// after its move and the reply, for the next decision.
+    /// The move to ponder on after `best`: `predicted` when the decision
+    /// made one, else the built-in engine's quick reply
+    /// ([`Fallback::reply`]), so that a GUI that ponders (lichess-bot,
+    /// python-chess) has a move to ponder on whenever the game goes on.
+    async fn ponder_on(&self, best: GameMove, predicted: Option<GameMove>) -> Option<GameMove> {
+        match predicted {
+            Some(reply) => Some(reply),
+            None => self.req.fallback.reply(&self.req.game, best).await,
+        }
+    }
+
     fn keep_seed(&self, d: &Decision) {
         if let Ok(mut carry) = self.req.carry.lock() {
             carry.keep_seed(&self.req.game, d);
