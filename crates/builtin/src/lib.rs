@@ -220,6 +220,22 @@ fn when_stopped(helpers: &[Arc<Mutex<Helper>>]) -> Vec<std::sync::MutexGuard<'_,
         .collect()
 }
 
+/// How many `nice` steps below the main thread a helper thread searches.
+const HELPER_NICENESS: i32 = 5;
+
+/// Lowers the calling thread's priority by [`HELPER_NICENESS`] (Linux:
+/// `nice` applies to the calling thread alone). On a machine with a core
+/// free for each thread nothing changes; on a busy one the main thread,
+/// which must answer in time, runs before its helpers.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `nice` only changes the calling thread's priority; a failure
+    // (already at the lowest) leaves it as it is.
+    unsafe {
+        libc::nice(HELPER_NICENESS);
+    }
+}
+
 /// What a helper thread keeps between searches: its move ordering and its
 /// PV table (the hash table is the engine's).
 struct Helper {
@@ -405,6 +421,7 @@ impl Engine {
             let spawned = std::thread::Builder::new()
                 .name("builtin-helper".into())
                 .spawn(move || {
+                    lower_priority();
                     let probing = tables.as_ref().map(|(t, rule)| (&**t, *rule));
                     helper
                         .lock()
