@@ -221,16 +221,17 @@ fn when_stopped(helpers: &[Arc<Mutex<Helper>>]) -> Vec<std::sync::MutexGuard<'_,
 }
 
 /// How many `nice` steps below the main thread a helper thread searches.
+#[cfg(target_os = "linux")]
 const HELPER_NICENESS: i32 = 5;
 
 /// Lowers the calling thread's priority by [`HELPER_NICENESS`] (Linux:
-/// `nice` applies to the calling thread alone). On a machine with a core
-/// free for each thread nothing changes; on a busy one the main thread,
-/// which must answer in time, runs before its helpers.
+/// `nice` applies to the calling thread alone; at most to 19, the lowest).
+/// Where each thread has a core of its own it should change nothing; on a
+/// busy machine the main thread, which must answer in time, runs before
+/// its helpers. Elsewhere nothing.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
-    // SAFETY: `nice` only changes the calling thread's priority; a failure
-    // (already at the lowest) leaves it as it is.
+    // SAFETY: `nice` takes no pointer and acts on the calling thread only.
     unsafe {
         libc::nice(HELPER_NICENESS);
     }

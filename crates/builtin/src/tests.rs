@@ -272,6 +272,67 @@ fn two_threads_keep_the_limits_and_the_root_moves() {
     assert_eq!(engine.threads(), MAX_THREADS);
 }
 
+/// The nice value of each of this process's threads named `name`.
+#[cfg(target_os = "linux")]
+fn nice_of_threads(name: &str) -> Vec<i32> {
+    let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+    tasks
+        .filter_map(|task| {
+            let dir = task.ok()?.path();
+            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+            (comm.trim_end() == name).then_some(())?;
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            // After "pid (comm) ", field 19 (nice) is the 17th.
+            let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split(' ').collect();
+            fields.get(16)?.parse().ok()
+        })
+        .collect()
+}
+
+/// Helper threads search five `nice` steps below the thread that searches
+/// (at most 19, the lowest), which keeps its own priority.
+#[cfg(target_os = "linux")]
+#[test]
+fn helpers_search_below_the_main_thread() {
+    // SAFETY: a read of the calling thread's own priority.
+    let ours = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    let stop = Arc::new(AtomicBool::new(false));
+    let search = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut engine = Engine::new(4);
+            engine.set_threads(2);
+            let limits = Limits {
+                movetime: Some(Duration::from_secs(20)),
+                ..Limits::default()
+            };
+            engine.search(&pos(BENCH_FENS[2]), &[], &limits, &stop, &mut |_| {});
+            // SAFETY: as above.
+            unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+        })
+    };
+    // A helper lowers itself first thing: one seen before that is seen
+    // again.
+    let lowered = (ours + HELPER_NICENESS).min(19);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let helpers = loop {
+        let helpers = nice_of_threads("builtin-helper");
+        let done = !helpers.is_empty() && helpers.iter().all(|&n| n == lowered);
+        if done || Instant::now() > deadline {
+            break helpers;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    stop.store(true, Ordering::Relaxed);
+    let main = search.join().expect("the search thread");
+    assert_eq!(main, ours);
+    assert!(!helpers.is_empty(), "no helper thread seen in 10 s");
+    assert!(
+        helpers.iter().all(|&n| n == lowered),
+        "{helpers:?}, ours {ours}"
+    );
+}
+
 #[test]
 fn finished_roots_have_no_move() {
     for fen in [

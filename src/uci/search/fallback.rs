@@ -86,10 +86,10 @@ impl Fallback {
     /// The built-in engine's reply to `best` in `game`, from a search of
     /// [`PONDER_GUESS_NODES`]: the move to ponder on when the decision
     /// predicted none (a child's search cut at depth one names no second
-    /// move, a book or tablebase move predicts nothing). `None` when the
-    /// game ends with `best`, has no board the built-in engine plays (a
-    /// game by a child's rules), or the engine is still searching for an
-    /// earlier `go`.
+    /// move, a book or tablebase move predicts nothing). `None` when no
+    /// move follows `best` (mate, stalemate, a variant's end), when the
+    /// game has no board the built-in engine plays (a game by a child's
+    /// rules), or when the engine is still searching for an earlier `go`.
     pub async fn reply(&self, game: &Game, best: GameMove) -> Option<GameMove> {
         let after = game.after(&[best])?;
         // The positions before the reply's root, for repetitions.

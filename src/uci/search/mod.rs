@@ -378,12 +378,10 @@ impl Search {
         overhead
     }
 
-    /// Keeps what `d`, whose move is played, predicted about the position
-    /// after its move and the reply, for the next decision.
     /// The move to ponder on after `best`: `predicted` when the decision
     /// made one, else the built-in engine's quick reply
     /// ([`Fallback::reply`]), so that a GUI that ponders (lichess-bot,
-    /// python-chess) has a move to ponder on whenever the game goes on.
+    /// python-chess) has a move to ponder on while the game goes on.
     async fn ponder_on(&self, best: GameMove, predicted: Option<GameMove>) -> Option<GameMove> {
         match predicted {
             Some(reply) => Some(reply),
@@ -391,6 +389,8 @@ impl Search {
         }
     }
 
+    /// Keeps what `d`, whose move is played, predicted about the position
+    /// after its move and the reply, for the next decision.
     fn keep_seed(&self, d: &Decision) {
         if let Ok(mut carry) = self.req.carry.lock() {
             carry.keep_seed(&self.req.game, d);
