@@ -439,6 +439,54 @@ fn clock_uses_a_share() {
     assert!(legal(&Chess::default(), out.best));
 }
 
+/// The CPU time the calling thread has used (Linux; elsewhere `None`).
+fn thread_cpu_time() -> Option<Duration> {
+    #[cfg(target_os = "linux")]
+    {
+        cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// The calling thread's CPU clock, for another thread to read (Linux).
+fn own_cpu_clock() -> Option<i64> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: `pthread_self` is the calling thread; `clock` is ours to write.
+        let ok = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+        (ok == 0).then_some(i64::from(clock))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// The CPU time used so far by the thread whose clock is `clock`
+/// ([`own_cpu_clock`]), while that thread lives.
+fn cpu_time_of(clock: Option<i64>) -> Option<Duration> {
+    #[cfg(target_os = "linux")]
+    {
+        cpu_clock(libc::clockid_t::try_from(clock?).ok()?)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = clock;
+        None
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn cpu_clock(clock: libc::clockid_t) -> Option<Duration> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is ours to write.
+    let ok = unsafe { libc::clock_gettime(clock, &mut t) };
+    (ok == 0).then(|| Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
+}
+
 #[test]
 fn infinite_stops_promptly() {
     let stop = AtomicBool::new(false);
@@ -450,18 +498,29 @@ fn infinite_stops_promptly() {
     };
     let root = pos(BENCH_FENS[1]);
     let mut engine = Engine::new(4);
-    let (out, latency) = std::thread::scope(|s| {
+    let (clock_tx, clock_rx) = std::sync::mpsc::channel();
+    let (out, latency, worked) = std::thread::scope(|s| {
         let handle = s.spawn(|| {
+            clock_tx.send(own_cpu_clock()).unwrap();
             let out = engine.search(&root, &[], &limits, &stop, &mut |_| {});
-            (out, Instant::now())
+            (out, Instant::now(), thread_cpu_time())
         });
+        let clock = clock_rx.recv().unwrap();
         std::thread::sleep(Duration::from_millis(200));
         let asked = Instant::now();
+        let before = cpu_time_of(clock);
         stop.store(true, Ordering::Relaxed);
-        let (out, done) = handle.join().unwrap();
-        (out, done - asked)
+        let (out, done, after) = handle.join().unwrap();
+        (out, done - asked, after.zip(before).map(|(a, b)| a - b))
     });
-    assert!(latency < Duration::from_millis(30), "{latency:?}");
+    // The work done after the stop: the search checks its flag often. On
+    // a busy machine the wall time to the answer is the scheduler's too
+    // (63 ms seen beside a match on 2 cores), so only the CPU time the
+    // search thread spent after the stop is held to the millisecond scale.
+    if let Some(worked) = worked {
+        assert!(worked < Duration::from_millis(30), "{worked:?}");
+    }
+    assert!(latency < SLACK, "{latency:?}");
     assert!(out.depth >= 2, "{out:?}");
     assert!(legal(&root, out.best));
 }
