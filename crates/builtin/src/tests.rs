@@ -439,16 +439,6 @@ fn clock_uses_a_share() {
     assert!(legal(&Chess::default(), out.best));
 }
 
-/// The CPU time the calling thread has used (Linux; elsewhere `None`).
-fn thread_cpu_time() -> Option<Duration> {
-    #[cfg(target_os = "linux")]
-    {
-        cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
-}
-
 /// The calling thread's CPU clock, for another thread to read (Linux).
 fn own_cpu_clock() -> Option<i64> {
     #[cfg(target_os = "linux")]
@@ -463,28 +453,24 @@ fn own_cpu_clock() -> Option<i64> {
 }
 
 /// The CPU time used so far by the thread whose clock is `clock`
-/// ([`own_cpu_clock`]), while that thread lives.
+/// ([`own_cpu_clock`]), while that thread lives (Linux).
 fn cpu_time_of(clock: Option<i64>) -> Option<Duration> {
     #[cfg(target_os = "linux")]
     {
-        cpu_clock(libc::clockid_t::try_from(clock?).ok()?)
+        let clock = libc::clockid_t::try_from(clock?).ok()?;
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is ours to write.
+        let ok = unsafe { libc::clock_gettime(clock, &mut t) };
+        (ok == 0).then(|| Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = clock;
         None
     }
-}
-
-#[cfg(target_os = "linux")]
-fn cpu_clock(clock: libc::clockid_t) -> Option<Duration> {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is ours to write.
-    let ok = unsafe { libc::clock_gettime(clock, &mut t) };
-    (ok == 0).then(|| Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
 }
 
 #[test]
@@ -501,9 +487,10 @@ fn infinite_stops_promptly() {
     let (clock_tx, clock_rx) = std::sync::mpsc::channel();
     let (out, latency, worked) = std::thread::scope(|s| {
         let handle = s.spawn(|| {
-            clock_tx.send(own_cpu_clock()).unwrap();
+            let clock = own_cpu_clock();
+            clock_tx.send(clock).unwrap();
             let out = engine.search(&root, &[], &limits, &stop, &mut |_| {});
-            (out, Instant::now(), thread_cpu_time())
+            (out, Instant::now(), cpu_time_of(clock))
         });
         let clock = clock_rx.recv().unwrap();
         std::thread::sleep(Duration::from_millis(200));
