@@ -587,8 +587,9 @@ impl Engine {
 
 impl Helper {
     /// Searches `root` deeper and deeper until `stop`, adding its nodes to
-    /// `nodes` after every iteration. It starts at depth 1 with the main
-    /// thread; what each finds in the table soon puts them apart.
+    /// `counts` as it goes (its probes after every iteration). It starts at
+    /// depth 1 with the main thread; what each finds in the table soon puts
+    /// them apart.
     #[allow(clippy::too_many_arguments)]
     fn search<P: Rules>(
         &mut self,
@@ -619,24 +620,23 @@ impl Helper {
             root_hash,
         );
         search.root_moves = root_moves;
+        search.shared_nodes = Some(&counts.nodes);
         Tablebases {
             probing,
             ranking: None,
         }
         .arm(&mut search);
         let mut prev = None;
-        let mut counted = (0, 0);
+        let mut counted_tbhits = 0;
         for depth in 1..=max_depth {
             search.root_best = None;
             search.seldepth = 0;
             let score = search.iterate(root, depth, prev);
-            counts
-                .nodes
-                .fetch_add(search.nodes - counted.0, Ordering::Relaxed);
+            search.publish();
             counts
                 .tbhits
-                .fetch_add(search.tbhits - counted.1, Ordering::Relaxed);
-            counted = (search.nodes, search.tbhits);
+                .fetch_add(search.tbhits - counted_tbhits, Ordering::Relaxed);
+            counted_tbhits = search.tbhits;
             match score {
                 Some(score) => prev = Some(score),
                 None => break,
@@ -653,8 +653,9 @@ struct Counts {
 }
 
 impl Outcome {
-    /// The outcome with the helpers' nodes and probes counted in: those of
-    /// their finished iterations (the answer does not wait for the rest).
+    /// The outcome with the helpers' nodes and probes counted in: their
+    /// nodes to within [`search::PUBLISH_INTERVAL`] each, their probes of
+    /// finished iterations (the answer does not wait for the rest).
     fn with_helpers(mut self, helpers: &Counts) -> Outcome {
         self.nodes += helpers.nodes.load(Ordering::Relaxed);
         self.tbhits += helpers.tbhits.load(Ordering::Relaxed);

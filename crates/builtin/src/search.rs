@@ -10,7 +10,7 @@
 use std::{
     sync::{
         OnceLock,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::Instant,
 };
@@ -34,6 +34,10 @@ use super::{
 
 /// Stop and clock checks happen every this many nodes (a power of two).
 const POLL_INTERVAL: u64 = 256;
+
+/// A helper's nodes reach [`Search::shared_nodes`] every this many (a
+/// multiple of [`POLL_INTERVAL`]).
+pub(crate) const PUBLISH_INTERVAL: u64 = 16 * POLL_INTERVAL;
 
 /// History scores stay within ±this.
 const HISTORY_MAX: i32 = 16_384;
@@ -166,6 +170,12 @@ pub struct Search<'a> {
     pub fifty_move_rule: bool,
     /// Positions the tables valued.
     pub tbhits: u64,
+    /// Where a helper thread's nodes are counted as it searches, for the
+    /// main thread's `info nodes` (every [`PUBLISH_INTERVAL`] nodes and at
+    /// [`Search::publish`]).
+    pub shared_nodes: Option<&'a AtomicU64>,
+    /// Nodes already added to `shared_nodes`.
+    published: u64,
 }
 
 impl<'a> Search<'a> {
@@ -201,6 +211,16 @@ impl<'a> Search<'a> {
             tables: None,
             fifty_move_rule: true,
             tbhits: 0,
+            shared_nodes: None,
+            published: 0,
+        }
+    }
+
+    /// Adds the nodes searched since the last time to `shared_nodes`.
+    pub fn publish(&mut self) {
+        if let Some(shared) = self.shared_nodes {
+            shared.fetch_add(self.nodes - self.published, Ordering::Relaxed);
+            self.published = self.nodes;
         }
     }
 
@@ -220,6 +240,9 @@ impl<'a> Search<'a> {
         {
             self.stopped = true;
         } else if self.nodes.is_multiple_of(POLL_INTERVAL) {
+            if self.nodes.is_multiple_of(PUBLISH_INTERVAL) {
+                self.publish();
+            }
             if self.stop.load(Ordering::Relaxed) {
                 self.stopped = true;
             } else if let Some(hard) = self.budget.hard

@@ -232,6 +232,46 @@ fn a_helper_searches_into_the_table_until_stopped() {
     assert!(root_entry.and_then(|e| e.mv).is_some());
 }
 
+/// A helper's nodes reach the main thread's count while its iteration
+/// runs, not only when it ends: one long iteration, watched.
+#[test]
+fn a_helpers_nodes_are_counted_as_it_searches() {
+    let root = pos(BENCH_FENS[2]);
+    let tt = TranspositionTable::new(4);
+    let (mut history, mut pv) = (History::new(), search::pv_table());
+    let (stop, shared) = (AtomicBool::new(false), AtomicU64::new(0));
+    let budget = time::Budget {
+        hard: None,
+        soft: None,
+        nodes: None,
+        depth: MAX_DEPTH,
+    };
+    let hash = mpcmc_protocol::game::hash(&root);
+    let (seen, searched) = std::thread::scope(|s| {
+        let searching = s.spawn(|| {
+            let mut search =
+                search::Search::new(&tt, &mut history, &mut pv, &stop, budget, &[], hash);
+            search.shared_nodes = Some(&shared);
+            // Far deeper than the test lets it go.
+            search.iterate(&root, 30, None);
+            search.publish();
+            search.nodes
+        });
+        let deadline = Instant::now() + SLACK;
+        let seen = loop {
+            let seen = shared.load(Ordering::Relaxed);
+            if seen > 0 || Instant::now() > deadline {
+                break seen;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        stop.store(true, Ordering::Relaxed);
+        (seen, searching.join().unwrap())
+    });
+    assert!(seen > 0, "no node counted while the iteration ran");
+    assert_eq!(shared.load(Ordering::Relaxed), searched);
+}
+
 #[test]
 fn two_threads_keep_the_limits_and_the_root_moves() {
     let mut engine = Engine::new(4);
