@@ -406,34 +406,41 @@ impl Engine {
         // too: dropped, this sets their flag).
         let _stop_helpers = StopOnDrop(helpers_stop.clone());
         let helper_tables = probing.and(self.tablebases.clone());
-        for helper in self.helpers.iter().take(threads - 1) {
-            let (helper, tt, root, history) = (
-                helper.clone(),
-                self.tt.clone(),
-                root.clone(),
-                history.to_vec(),
-            );
-            let (stop, nodes, moves) = (
-                helpers_stop.clone(),
-                helper_counts.clone(),
-                searchmoves.clone(),
-            );
-            let (tables, depth) = (helper_tables.clone(), budget.depth);
-            let spawned = std::thread::Builder::new()
-                .name("builtin-helper".into())
-                .spawn(move || {
-                    lower_priority();
-                    let probing = tables.as_ref().map(|(t, rule)| (&**t, *rule));
-                    helper
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .search(
-                            &tt, &root, &history, root_hash, moves, depth, probing, &stop, &nodes,
-                        );
-                });
-            // A thread the system refuses is a helper fewer.
-            if spawned.is_err() {
-                break;
+        // One copy of the root and the game for all helpers (they outlive
+        // this call), made only when there are helpers.
+        if threads > 1 {
+            let (shared_root, shared_history) =
+                (Arc::new(root.clone()), Arc::<[u64]>::from(history));
+            for helper in self.helpers.iter().take(threads - 1) {
+                let (helper, tt, root, history) = (
+                    helper.clone(),
+                    self.tt.clone(),
+                    shared_root.clone(),
+                    shared_history.clone(),
+                );
+                let (stop, nodes, moves) = (
+                    helpers_stop.clone(),
+                    helper_counts.clone(),
+                    searchmoves.clone(),
+                );
+                let (tables, depth) = (helper_tables.clone(), budget.depth);
+                let spawned = std::thread::Builder::new()
+                    .name("builtin-helper".into())
+                    .spawn(move || {
+                        lower_priority();
+                        let probing = tables.as_ref().map(|(t, rule)| (&**t, *rule));
+                        helper
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .search(
+                                &tt, &*root, &history, root_hash, moves, depth, probing, &stop,
+                                &nodes,
+                            );
+                    });
+                // A thread the system refuses is a helper fewer.
+                if spawned.is_err() {
+                    break;
+                }
             }
         }
         Engine::search_main(

@@ -174,11 +174,9 @@ async fn decide_and_answer(mut req: GoRequest) {
         Some(d) => Some(d.best),
         None => search.candidates.first().copied(),
     };
+    let predicted = decision.as_ref().and_then(|d| d.ponder);
     let ponder = match best {
-        Some(best) => {
-            let predicted = decision.as_ref().and_then(|d| d.ponder);
-            search.ponder_on(best, predicted).await
-        }
+        Some(best) => search.ponder_on(best, predicted).await,
         None => None,
     };
     search.wait_for_release().await;
